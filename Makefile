@@ -1,0 +1,55 @@
+# vtabench: `make sim` then `make test` on a fresh machine do all the set-up.
+# The virtual environment (.venv) is created on first use and refreshed when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+CONFIG ?= default
+PLATFORM ?= Portable
+JOBS   ?= 2
+
+.PHONY: all setup sim test lint bench smoke gen clean help
+
+all: test
+
+help:
+	@echo "make sim     run the default workload on the RTL co-simulation and check it against fsim"
+	@echo "make test    the full test suite (what CI runs)"
+	@echo "make lint    verilator -Wall lint and Yosys coarse synthesis of the core"
+	@echo "make bench   benchmarks (fsim GMAC/s, RTL cycles/s)"
+	@echo "make smoke   on-board smoke test on an OpenCL device (PLATFORM=name)"
+	@echo "make gen     regenerate hdl/gen and opencl/gen from config/*.json"
+
+setup: $(STAMP)
+
+# System packages: lz4 headers for Verilator FST waveforms.
+$(STAMP): pyproject.toml
+	@dpkg -s liblz4-dev >/dev/null 2>&1 || { echo "installing liblz4-dev (FST waves)"; \
+	  (apt-get update -qq && apt-get install -y -qq liblz4-dev) >/dev/null; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e .
+	touch $@
+
+sim: $(STAMP)
+	$(BIN)/vtabench sim --config $(CONFIG)
+
+test: $(STAMP)
+	$(BIN)/pytest -n $(JOBS) tests
+
+lint: $(STAMP)
+	$(BIN)/python -m vtabench.rtl.lint
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_fsim.py
+	$(BIN)/python bench/bench_rtl.py
+
+smoke: $(STAMP)
+	$(BIN)/vtabench smoke --target opencl --platform "$(PLATFORM)" --config $(CONFIG)
+
+gen: $(STAMP)
+	$(BIN)/vtabench gen
+
+clean:
+	rm -rf build results .pytest_cache

@@ -1,0 +1,66 @@
+"""Configuration loading: built-ins load, derived sizes, and every rejection names key and limit."""
+
+import json
+
+import pytest
+
+from vtabench.config import ConfigError, builtin_config_names, config_from_dict, load_config
+
+DEFAULT = json.loads(open("config/default.json").read())
+
+
+def test_builtins_load_with_expected_shapes():
+    assert builtin_config_names() == ["cloud32", "cloud64", "default"]
+    d, c32, c64 = (load_config(n) for n in ("default", "cloud32", "cloud64"))
+    assert (d.batch, d.block, d.inp_depth, d.wgt_depth, d.acc_depth, d.uop_depth) == (
+        1, 16, 2048, 1024, 2048, 8192)
+    assert (d.inp_elem_bytes, d.wgt_elem_bytes, d.acc_elem_bytes, d.out_elem_bytes) == (
+        16, 256, 64, 16)
+    assert c32.block == 32 and c32.macs_per_cycle == 1024 and c32.wgt_elem_bytes == 1024
+    assert c64.block == 64 and c64.macs_per_cycle == 4096 and c64.wgt_depth == 512
+    assert len({d.config_id, c32.config_id, c64.config_id}) == 3
+
+
+@pytest.mark.parametrize("key, value, needle", [
+    ("LOG_INP_WIDTH", 4, "LOG_INP_WIDTH=4 outside [3, 3]"),
+    ("LOG_BLOCK", 7, "LOG_BLOCK=7 outside [1, 6]"),
+    ("LOG_BATCH", "1", "LOG_BATCH must be an integer"),
+])
+def test_key_out_of_range(key, value, needle):
+    with pytest.raises(ConfigError, match=needle.replace("[", r"\[").replace("]", r"\]")):
+        config_from_dict({**DEFAULT, key: value})
+
+
+def test_missing_and_unknown_keys():
+    data = dict(DEFAULT)
+    del data["LOG_ACC_BUFF_SIZE"]
+    with pytest.raises(ConfigError, match="missing key LOG_ACC_BUFF_SIZE"):
+        config_from_dict(data)
+    with pytest.raises(ConfigError, match="unknown key.*LOG_FOO"):
+        config_from_dict({**DEFAULT, "LOG_FOO": 1})
+
+
+def test_uop_index_widths_must_fit_32_bits():
+    # acc depth 2^12 (dst 12 bits) + src 12 + wgt 10 = 34 bits.
+    with pytest.raises(ConfigError, match="micro-op index widths.*34 bits exceed the 32-bit"):
+        config_from_dict({**DEFAULT, "LOG_ACC_BUFF_SIZE": 18})
+
+
+def test_instruction_must_fit_128_bits():
+    # uop depth 2^15: uop_bgn 15 + uop_end 16 bits push iter_in out of word 0 and overflow word 1.
+    with pytest.raises(ConfigError, match="GEMM instruction needs .* bits"):
+        config_from_dict({**DEFAULT, "LOG_UOP_BUFF_SIZE": 17})
+
+
+def test_depth_below_two_elements():
+    with pytest.raises(ConfigError, match="LOG_WGT_BUFF_SIZE=8 gives the wgt buffer fewer than 2"):
+        config_from_dict({**DEFAULT, "LOG_WGT_BUFF_SIZE": 8})
+
+
+def test_unknown_name(tmp_path):
+    with pytest.raises(ConfigError, match="no configuration named 'nope'; known: cloud32"):
+        load_config("nope")
+    bad = tmp_path / "x.json"
+    bad.write_text("{")
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        load_config(bad)

@@ -1,0 +1,5 @@
+import sys
+
+from vtabench.cli import main
+
+sys.exit(main())
