@@ -1,0 +1,195 @@
+"""fsim: the functional reference simulator, the golden model every design entry is held to.
+
+:class:`Fsim` validates a program, asks :mod:`vtabench.schedule` for the order in which the three
+stages execute it under the token rules, and runs each instruction with the exact semantics of
+docs/isa.md section 4 against a DRAM image (a uint8 array updated in place).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from vtabench.config import Config
+from vtabench.fsim import kernels
+from vtabench.isa.insn import Insn
+from vtabench.isa.layout import AluOp, MemType, Opcode, mem_elem_bytes
+from vtabench.validate import validated_order
+
+
+@dataclass
+class FsimStats:
+    """Counters of one run. Bytes count DRAM traffic (what LOADs read, what STOREs write)."""
+
+    insns: Counter[str] = field(default_factory=Counter)  # per kind: LOAD, STORE, GEMM, ALU, FINISH
+    bytes_loaded: Counter[str] = field(default_factory=Counter)  # per memory type name
+    bytes_stored: Counter[str] = field(default_factory=Counter)
+    gemm_uops: int = 0  # GEMM micro-op loop iterations (reset ones included)
+    alu_uops: int = 0
+    macs: int = 0  # multiply-accumulates of non-reset GEMM iterations
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        d: dict[str, object] = {f"insns_{k}": v for k, v in sorted(self.insns.items())}
+        d.update({f"bytes_loaded_{k}": v for k, v in sorted(self.bytes_loaded.items())})
+        d.update({f"bytes_stored_{k}": v for k, v in sorted(self.bytes_stored.items())})
+        d.update(gemm_uops=self.gemm_uops, alu_uops=self.alu_uops, macs=self.macs,
+                 seconds=round(self.seconds, 6))
+        return d
+
+
+class Fsim:
+    """On-chip state of one core and the instruction semantics.
+
+    Buffers (after :meth:`run`, for inspection): ``uop`` (uint32), ``inp`` (depth, batch,
+    block_in) int8, ``wgt`` (depth, block_out, block_in) int8, ``acc`` (depth, batch, block_out)
+    int32 and ``out`` (same shape, int8).
+    """
+
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        b, bi, bo = cfg.batch, cfg.block_in, cfg.block_out
+        self.uop = np.zeros(cfg.uop_depth, np.uint32)
+        self.inp = np.zeros((cfg.inp_depth, b, bi), np.int8)
+        self.wgt = np.zeros((cfg.wgt_depth, bo, bi), np.int8)
+        self.acc = np.zeros((cfg.acc_depth, b, bo), np.int32)
+        self.out = np.zeros((cfg.out_depth, b, bo), np.int8)
+        lay_dst_bits = cfg.log_acc_depth
+        self._uop_shifts = (0, lay_dst_bits, lay_dst_bits + cfg.uop_src_bits)
+        self._uop_masks = (cfg.acc_depth - 1, (1 << cfg.uop_src_bits) - 1, cfg.wgt_depth - 1)
+
+    def run(self, insns: Sequence[Insn], dram: np.ndarray) -> FsimStats:
+        """Validate, then execute ``insns`` against ``dram`` (1-D uint8, updated in place)."""
+        if not (isinstance(dram, np.ndarray) and dram.dtype == np.uint8 and dram.ndim == 1):
+            raise TypeError("dram must be a 1-D uint8 numpy array (the device memory image)")
+        if not dram.flags.writeable:
+            raise ValueError("dram must be writable: fsim updates it in place")
+        t0 = time.perf_counter()
+        order = validated_order(self.cfg, insns, dram)
+        stats = FsimStats()
+        for i in order:
+            self._execute(insns[i], dram, stats)
+        stats.seconds = time.perf_counter() - t0
+        return stats
+
+    # --- instructions -------------------------------------------------------------------------
+    def _execute(self, insn: Insn, dram: np.ndarray, stats: FsimStats) -> None:
+        op = Opcode(insn.opcode)
+        stats.insns[op.name] += 1
+        if op == Opcode.LOAD:
+            self._load(insn, dram, stats)
+        elif op == Opcode.STORE:
+            self._store(insn, dram, stats)
+        elif op == Opcode.GEMM:
+            self._gemm(insn, stats)
+        elif op == Opcode.ALU:
+            self._alu(insn, stats)
+
+    def _buffer(self, mem: MemType) -> np.ndarray:
+        return {MemType.UOP: self.uop, MemType.WGT: self.wgt, MemType.INP: self.inp,
+                MemType.ACC: self.acc, MemType.ACC_8BIT: self.acc}[mem]
+
+    def _load(self, insn: Insn, dram: np.ndarray, stats: FsimStats) -> None:
+        mem = MemType(insn.memory_type)
+        if insn.x_size == 0 or insn.y_size == 0:
+            return
+        buf = self._buffer(mem)
+        eb = mem_elem_bytes(self.cfg, mem)
+        rows = _dram_rows(dram, insn.dram_base * eb, insn.y_size, insn.x_size * eb,
+                          insn.x_stride * eb)
+        data = rows.copy()
+        tile = buf.shape[1:]
+        if mem == MemType.ACC_8BIT:
+            data = data.view(np.int8).astype(np.int32)
+        elif mem == MemType.UOP:
+            data = data.view("<u4")
+        elif mem == MemType.ACC:
+            data = data.view("<i4")
+        else:
+            data = data.view(np.int8)
+        data = data.reshape(insn.y_size, insn.x_size, *tile)
+        row = insn.x_pad_0 + insn.x_size + insn.x_pad_1
+        height = insn.y_pad_0 + insn.y_size + insn.y_pad_1
+        dst = buf[insn.sram_base:insn.sram_base + height * row].reshape(height, row, *tile)
+        if insn.x_pad_0 or insn.x_pad_1 or insn.y_pad_0 or insn.y_pad_1:
+            dst[...] = 0
+        dst[insn.y_pad_0:insn.y_pad_0 + insn.y_size, insn.x_pad_0:insn.x_pad_0 + insn.x_size] = data
+        stats.bytes_loaded[mem.name] += insn.y_size * insn.x_size * eb
+
+    def _store(self, insn: Insn, dram: np.ndarray, stats: FsimStats) -> None:
+        if insn.x_size == 0 or insn.y_size == 0:
+            return
+        eb = self.cfg.out_elem_bytes
+        n = insn.y_size * insn.x_size
+        src = self.out[insn.sram_base:insn.sram_base + n].view(np.uint8)
+        src = src.reshape(insn.y_size, insn.x_size * eb)
+        rows = _dram_rows(dram, insn.dram_base * eb, insn.y_size, insn.x_size * eb,
+                          insn.x_stride * eb, writeable=True)
+        if insn.y_size > 1 and insn.x_stride < insn.x_size:
+            for y in range(insn.y_size):  # overlapping rows: later rows land last
+                rows[y] = src[y]
+        else:
+            rows[...] = src
+        stats.bytes_stored[MemType.OUT.name] += n * eb
+
+    def _loop_indices(self, insn: Insn, fields: tuple[int, ...]) -> list[np.ndarray]:
+        """Expand the two-level micro-op loop: per-iteration dst / src / wgt indices, in order."""
+        uops = self.uop[insn.uop_bgn:insn.uop_end].astype(np.int64)
+        i0 = np.arange(insn.iter_out, dtype=np.int64)[:, None, None]
+        i1 = np.arange(insn.iter_in, dtype=np.int64)[None, :, None]
+        factors = {0: (insn.dst_factor_out, insn.dst_factor_in),
+                   1: (insn.src_factor_out, insn.src_factor_in),
+                   2: (insn.wgt_factor_out, insn.wgt_factor_in)}
+        result = []
+        for k in fields:
+            base = (uops >> self._uop_shifts[k]) & self._uop_masks[k]
+            fo, fi = factors[k]
+            result.append((base[None, None, :] + i0 * fo + i1 * fi).reshape(-1))
+        return result
+
+    def _gemm(self, insn: Insn, stats: FsimStats) -> None:
+        iters = insn.iter_out * insn.iter_in * max(insn.uop_end - insn.uop_bgn, 0)
+        stats.gemm_uops += iters
+        if iters == 0:
+            return
+        if insn.reset_reg:
+            (a,) = self._loop_indices(insn, (0,))
+            kernels.gemm_reset(self.acc, self.out, a)
+            return
+        a, s, w = self._loop_indices(insn, (0, 1, 2))
+        kernels.gemm(self.acc, self.out, self.inp, self.wgt, a, s, w)
+        stats.macs += iters * self.cfg.batch * self.cfg.block_in * self.cfg.block_out
+
+    def _alu(self, insn: Insn, stats: FsimStats) -> None:
+        iters = insn.iter_out * insn.iter_in * max(insn.uop_end - insn.uop_bgn, 0)
+        stats.alu_uops += iters
+        if iters == 0:
+            return
+        if insn.use_imm:
+            (a,) = self._loop_indices(insn, (0,))
+            s = None
+        else:
+            a, s = self._loop_indices(insn, (0, 1))
+        kernels.alu(self.acc, self.out, AluOp(insn.alu_opcode), a, s, int(insn.imm))
+
+
+def _dram_rows(dram: np.ndarray, start: int, rows: int, row_bytes: int, stride_bytes: int,
+               writeable: bool = False) -> np.ndarray:
+    """A (rows, row_bytes) strided view of the DRAM image (ranges are validated beforehand)."""
+    return np.lib.stride_tricks.as_strided(dram[start:], shape=(rows, row_bytes),
+                                           strides=(stride_bytes, 1), writeable=writeable)
+
+
+def run_raw(cfg: Config, insns: Sequence[Insn], dram: np.ndarray, *, seed: int | None = None,
+            waves: object = None, timeout_s: float | None = None,
+            **_: object) -> dict[str, object]:
+    """The fsim target of ``vtabench exec``: run a program and return its counters.
+
+    ``seed``, ``waves`` and ``timeout_s`` are for the cycle-level targets; fsim is deterministic
+    and has no waveforms, so they are accepted and ignored.
+    """
+    return Fsim(cfg).run(insns, dram).as_dict()

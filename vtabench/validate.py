@@ -1,0 +1,315 @@
+"""Program validation (docs/isa.md section 5): hardware never sees a malformed program.
+
+:func:`validate_program` checks every rule and raises :class:`ValidationError` naming the
+instruction index, the field and the limit. Instructions are checked in stream order, then the
+token protocol is run through :mod:`vtabench.schedule`.
+
+Micro-op index checks do not enumerate loop iterations: indices and factors are non-negative, so
+the largest index a micro-op reaches is its own index plus ``(iter_out - 1) * factor_out +
+(iter_in - 1) * factor_in``; one vector comparison per GEMM / ALU finds the first micro-op that
+overflows. The micro-op buffer is modelled from the DRAM image: LOAD UOP, GEMM and ALU all run in
+the compute stage, whose queue is in order, so stream order is their execution order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields as dc_fields
+from functools import lru_cache
+from typing import Sequence
+
+import numpy as np
+
+from vtabench.config import Config
+from vtabench.isa.insn import INSN_BYTES, EncodeError, Insn, decode_insn
+from vtabench.isa.layout import AluOp, MemType, Opcode, insn_layout, mem_depth, mem_elem_bytes
+from vtabench.schedule import POP_QUEUES, PUSH_QUEUES, Stage, schedule, stage_of
+
+TOKEN_FLAGS = ("pop_prev_dep", "pop_next_dep", "push_prev_dep", "push_next_dep")
+PAD_FIELDS = ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")
+_BUFFER_NAME = {MemType.UOP: "uop", MemType.WGT: "wgt", MemType.INP: "inp", MemType.ACC: "acc",
+                MemType.ACC_8BIT: "acc", MemType.OUT: "out"}
+
+
+class ValidationError(ValueError):
+    """A program breaks a rule of docs/isa.md section 5.
+
+    ``index`` is the instruction (None for a whole-program problem such as an empty stream),
+    ``field`` the offending field (None when no single field is at fault).
+    """
+
+    def __init__(self, message: str, index: int | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.index = index
+        self.field = field
+
+
+def validate_program(cfg: Config, insns: Sequence[Insn],
+                     dram_bytes: np.ndarray | bytes | bytearray | memoryview) -> None:
+    """Check ``insns`` against every rule, with ``dram_bytes`` the device memory image (its
+    length is the DRAM size; LOAD UOPs read the micro-ops the index checks use from it)."""
+    validated_order(cfg, insns, dram_bytes)
+
+
+def validate_binary(cfg: Config, data: bytes,
+                    dram_bytes: np.ndarray | bytes | bytearray | memoryview) -> list[Insn]:
+    """Decode a binary instruction stream and validate it; undecodable records are reported as
+    ValidationError with their index and field. Returns the instructions."""
+    if len(data) % INSN_BYTES:
+        raise ValidationError(f"instruction stream of {len(data)} bytes is not a whole number of "
+                              f"{INSN_BYTES}-byte instructions")
+    insns = []
+    for i in range(0, len(data), INSN_BYTES):
+        index = i // INSN_BYTES
+        try:
+            insns.append(decode_insn(cfg, int.from_bytes(data[i:i + INSN_BYTES], "little"), index))
+        except EncodeError as exc:
+            detail = str(exc).split(": ", 1)[-1]
+            field = detail.split("=", 1)[0].split(" ", 1)[0]
+            raise ValidationError(str(exc), index, field) from None
+    validate_program(cfg, insns, dram_bytes)
+    return insns
+
+
+def validated_order(cfg: Config, insns: Sequence[Insn],
+                    dram_bytes: np.ndarray | bytes | bytearray | memoryview) -> list[int]:
+    """Validate and return the execution order of :func:`vtabench.schedule.schedule`."""
+    dram = _as_bytes_array(dram_bytes)
+    n = len(insns)
+    if n == 0:
+        raise ValidationError("empty program: it must end with exactly one FINISH")
+    checker = _Checker(cfg, dram, insns)
+    for i, insn in enumerate(insns):
+        checker.check(i, insn)
+    last = insns[-1]
+    if last.opcode != Opcode.FINISH:
+        raise ValidationError(f"instruction {n - 1} ({_kind(last)}): opcode: the program must end "
+                              f"with FINISH (found none after it)", n - 1, "opcode")
+    result = schedule(insns)
+    if result.deadlock is not None:
+        d = result.deadlock
+        raise ValidationError(f"instruction {d.index} ({_kind(insns[d.index])}): {d.flag}: "
+                              f"deadlock: {d.describe()}", d.index, d.flag)
+    if result.leftover:
+        t = result.leftover[0]
+        more = f" ({len(result.leftover) - 1} more left)" if len(result.leftover) > 1 else ""
+        raise ValidationError(f"instruction {t.index} ({_kind(insns[t.index])}): {t.flag}: pushes "
+                              f"a token into {t.queue} that no instruction pops; every token "
+                              f"queue must be empty at the end{more}", t.index, t.flag)
+    return result.order
+
+
+def _as_bytes_array(dram: np.ndarray | bytes | bytearray | memoryview) -> np.ndarray:
+    if isinstance(dram, np.ndarray):
+        if dram.dtype != np.uint8 or dram.ndim != 1:
+            raise TypeError("the DRAM image must be a 1-D uint8 array")
+        return dram
+    return np.frombuffer(dram, np.uint8)
+
+
+def _kind(insn: Insn) -> str:
+    try:
+        op = Opcode(insn.opcode)
+    except ValueError:
+        return f"opcode {int(insn.opcode)}"
+    if op in (Opcode.LOAD, Opcode.STORE):
+        try:
+            return f"{op.name} {MemType(insn.memory_type).name}"
+        except ValueError:
+            return op.name
+    if op == Opcode.ALU:
+        try:
+            return f"ALU {AluOp(insn.alu_opcode).name}"
+        except ValueError:
+            return op.name
+    return op.name
+
+
+@lru_cache(maxsize=None)
+def _ranges(cfg: Config, op: Opcode) -> tuple[tuple[str, int, int, int], ...]:
+    return tuple((f.name, *f.value_range, f.width) for f in insn_layout(cfg, op).fields)
+
+
+#: Token flags a stage must leave 0 (docs/isa.md section 3).
+_MUST_BE_ZERO = {s: tuple(f for f in TOKEN_FLAGS
+                          if (s, f) not in POP_QUEUES and (s, f) not in PUSH_QUEUES)
+                 for s in Stage}
+_INSN_FIELDS = tuple(f.name for f in dc_fields(Insn))
+
+
+class _Checker:
+    """Per-instruction rules, with the micro-op buffer model they need."""
+
+    def __init__(self, cfg: Config, dram: np.ndarray, insns: Sequence[Insn]) -> None:
+        self.cfg = cfg
+        self.dram = dram
+        self.n = len(insns)
+        self.uop = np.zeros(cfg.uop_depth, np.int64)
+        self.uop_written = np.zeros(cfg.uop_depth, bool)
+        self.stored = _stored_bytes(cfg, dram.size, insns) if any(
+            i.opcode == Opcode.LOAD and i.memory_type == MemType.UOP for i in insns) else None
+
+    def fail(self, i: int, insn: Insn, field: str | None, msg: str) -> ValidationError:
+        where = f"{field}: " if field else ""
+        return ValidationError(f"instruction {i} ({_kind(insn)}): {where}{msg}", i, field)
+
+    def check(self, i: int, insn: Insn) -> None:
+        self._encoding(i, insn)
+        op = Opcode(insn.opcode)
+        self._routing(i, insn, op)
+        if op in (Opcode.LOAD, Opcode.STORE):
+            self._load_store(i, insn, op)
+        elif op in (Opcode.GEMM, Opcode.ALU):
+            self._micro_ops(i, insn, op)
+
+    # --- rule 1 ---------------------------------------------------------------------------------
+    def _encoding(self, i: int, insn: Insn) -> None:
+        try:
+            op = Opcode(int(insn.opcode))
+        except (ValueError, TypeError):
+            raise self.fail(i, insn, "opcode", f"opcode={insn.opcode!r} is not one of "
+                            + ", ".join(f"{o.name}={o.value}" for o in Opcode)) from None
+        enums = {"memory_type": MemType, "alu_opcode": AluOp}
+        for name, lo, hi, width in _ranges(self.cfg, op):
+            v = getattr(insn, name)
+            if name in enums:
+                try:
+                    enums[name](int(v))
+                except (ValueError, TypeError):
+                    raise self.fail(i, insn, name, f"{name}={v!r} is not one of " + ", ".join(
+                        f"{e.name}={e.value}" for e in enums[name])) from None
+            elif isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise self.fail(i, insn, name, f"{name}={v!r} is not an integer")
+            elif not lo <= v <= hi:
+                raise self.fail(i, insn, name, f"{name}={v} outside [{lo}, {hi}] ({width} bits)")
+
+    # --- rules 2 and 3 --------------------------------------------------------------------------
+    def _routing(self, i: int, insn: Insn, op: Opcode) -> None:
+        if op == Opcode.FINISH:
+            for name in _INSN_FIELDS:
+                if name != "opcode" and getattr(insn, name):
+                    raise self.fail(i, insn, name, f"FINISH must have every field but the opcode "
+                                    f"0, found {name}={int(getattr(insn, name))}")
+            if i != self.n - 1:
+                raise self.fail(i, insn, "opcode", f"FINISH must be the last instruction "
+                                f"(and appear once); {self.n - 1 - i} instruction(s) follow it")
+            return
+        if op == Opcode.LOAD and insn.memory_type == MemType.OUT:
+            raise self.fail(i, insn, "memory_type", "LOAD cannot target OUT (allowed: UOP, WGT, "
+                            "INP, ACC, ACC_8BIT)")
+        if op == Opcode.STORE and insn.memory_type != MemType.OUT:
+            raise self.fail(i, insn, "memory_type", f"STORE must use memory_type=OUT, found "
+                            f"{MemType(insn.memory_type).name}")
+        if op == Opcode.ALU and insn.reset_reg:
+            raise self.fail(i, insn, "reset_reg", "ALU must have reset_reg=0 (only GEMM resets)")
+        stage = stage_of(insn)
+        for flag in _MUST_BE_ZERO[stage]:
+            if getattr(insn, flag):
+                raise self.fail(i, insn, flag, f"{flag} must be 0 for an instruction of the "
+                                f"{stage.name.lower()} stage (no such token queue)")
+        if op in (Opcode.LOAD, Opcode.STORE):
+            noop = insn.x_size == 0 or insn.y_size == 0
+            pads_forbidden = (op == Opcode.STORE or noop
+                              or insn.memory_type in (MemType.UOP, MemType.WGT))
+            if pads_forbidden:
+                for pad in PAD_FIELDS:
+                    if getattr(insn, pad):
+                        why = ("a no-op (x_size or y_size 0)" if noop else
+                               "a STORE" if op == Opcode.STORE else
+                               f"a {MemType(insn.memory_type).name} load")
+                        raise self.fail(i, insn, pad, f"{pad}={getattr(insn, pad)} but {why} "
+                                        f"must have all pads 0")
+
+    # --- rules 4 (LOAD / STORE) and 5 -----------------------------------------------------------
+    def _load_store(self, i: int, insn: Insn, op: Opcode) -> None:
+        if insn.x_size == 0 or insn.y_size == 0:
+            return
+        mem = MemType(insn.memory_type)
+        depth = mem_depth(self.cfg, mem)
+        if op == Opcode.LOAD:
+            row = insn.x_pad_0 + insn.x_size + insn.x_pad_1
+            count = (insn.y_pad_0 + insn.y_size + insn.y_pad_1) * row
+            what = "writes"
+        else:
+            count = insn.y_size * insn.x_size
+            what = "reads"
+        if insn.sram_base + count > depth:
+            raise self.fail(i, insn, "sram_base", f"{what} {_BUFFER_NAME[mem]} elements "
+                            f"{insn.sram_base}..{insn.sram_base + count - 1} but the buffer has "
+                            f"{depth} (limit: sram_base + {count} <= {depth})")
+        eb = mem_elem_bytes(self.cfg, mem)
+        last = insn.dram_base + (insn.y_size - 1) * insn.x_stride + insn.x_size - 1
+        if (last + 1) * eb > self.dram.size:
+            access = "reads" if op == Opcode.LOAD else "writes"
+            raise self.fail(i, insn, "dram_base", f"{access} DRAM bytes up to "
+                            f"{(last + 1) * eb - 1} (element {last} of {eb} bytes) but the DRAM "
+                            f"image has {self.dram.size} bytes")
+        if op == Opcode.LOAD and mem == MemType.UOP:
+            self._load_uops(i, insn)
+
+    def _load_uops(self, i: int, insn: Insn) -> None:
+        eb = self.cfg.uop_elem_bytes
+        starts = (insn.dram_base + np.arange(insn.y_size, dtype=np.int64) * insn.x_stride) * eb
+        rows = starts[:, None] + np.arange(insn.x_size * eb)[None, :]
+        if self.stored is not None and self.stored[rows].any():
+            raise self.fail(i, insn, "dram_base", "LOAD UOP reads DRAM that a STORE of this "
+                            "program writes; micro-ops are validated from the DRAM image before "
+                            "the run, so a program must not compute its own micro-ops")
+        words = self.dram[rows.reshape(-1)].view("<u4").astype(np.int64)
+        dst = slice(insn.sram_base, insn.sram_base + words.size)
+        self.uop[dst] = words
+        self.uop_written[dst] = True
+
+    # --- rule 4 (micro-op loops) ----------------------------------------------------------------
+    def _micro_ops(self, i: int, insn: Insn, op: Opcode) -> None:
+        cfg = self.cfg
+        if insn.uop_end > cfg.uop_depth:
+            raise self.fail(i, insn, "uop_end", f"uop_end={insn.uop_end} exceeds the micro-op "
+                            f"buffer depth {cfg.uop_depth}")
+        if insn.uop_bgn > insn.uop_end:
+            raise self.fail(i, insn, "uop_bgn", f"uop_bgn={insn.uop_bgn} > uop_end={insn.uop_end}")
+        if insn.iter_out == 0 or insn.iter_in == 0 or insn.uop_bgn == insn.uop_end:
+            return
+        unwritten = np.flatnonzero(~self.uop_written[insn.uop_bgn:insn.uop_end])
+        if unwritten.size:
+            raise self.fail(i, insn, "uop_bgn", f"micro-op slot {insn.uop_bgn + unwritten[0]} "
+                            f"(of {insn.uop_bgn}..{insn.uop_end - 1}) is read before any LOAD UOP "
+                            f"wrote it")
+        uops = self.uop[insn.uop_bgn:insn.uop_end]
+        acc_bits, src_bits = cfg.log_acc_depth, cfg.uop_src_bits
+        dst = uops & (cfg.acc_depth - 1)
+        checks = [("dst_idx", dst, "dst", "acc", cfg.acc_depth)]
+        if op == Opcode.GEMM and not insn.reset_reg:
+            src = (uops >> acc_bits) & ((1 << src_bits) - 1)
+            wgt = (uops >> (acc_bits + src_bits)) & (cfg.wgt_depth - 1)
+            checks += [("src_idx", src, "src", "inp", cfg.inp_depth),
+                       ("wgt_idx", wgt, "wgt", "wgt", cfg.wgt_depth)]
+        elif op == Opcode.ALU and not insn.use_imm:
+            src = (uops >> acc_bits) & ((1 << src_bits) - 1)
+            checks.append(("src_idx", src, "src", "acc", cfg.acc_depth))
+        for name, idx, factor, buf, depth in checks:
+            fo = getattr(insn, f"{factor}_factor_out")
+            fi = getattr(insn, f"{factor}_factor_in")
+            reach = (insn.iter_out - 1) * fo + (insn.iter_in - 1) * fi
+            bad = np.flatnonzero(idx + reach >= depth)
+            if bad.size:
+                u = int(bad[0])
+                raise self.fail(i, insn, name, f"micro-op slot {insn.uop_bgn + u} ({name}="
+                                f"{int(idx[u])}) reaches {buf} index {int(idx[u]) + reach} at "
+                                f"i0={insn.iter_out - 1}, i1={insn.iter_in - 1} ({factor}_factor_"
+                                f"out={fo}, {factor}_factor_in={fi}); the {buf} buffer has "
+                                f"{depth} elements")
+
+
+def _stored_bytes(cfg: Config, size: int, insns: Sequence[Insn]) -> np.ndarray:
+    """Mask of DRAM bytes any (well-formed, in-range) STORE of the program writes."""
+    diff = np.zeros(size + 1, np.int64)
+    eb = cfg.out_elem_bytes
+    for insn in insns:
+        if insn.opcode != Opcode.STORE or insn.x_size == 0 or insn.y_size == 0:
+            continue
+        starts = (insn.dram_base + np.arange(insn.y_size, dtype=np.int64) * insn.x_stride) * eb
+        ends = np.minimum(starts + insn.x_size * eb, size)
+        starts = np.minimum(starts, size)
+        np.add.at(diff, starts, 1)
+        np.add.at(diff, ends, -1)
+    return np.cumsum(diff[:-1]) > 0
