@@ -78,11 +78,13 @@ def setup_verilator_env() -> None:
 
 
 def core_sources(stub: bool = False) -> list[Path]:
-    """The core's SystemVerilog files (without the generated package), packages first.
+    """The core's SystemVerilog files named on the Verilator command line (packages first, then
+    the top ``vta_core.sv``); the other modules are found by name in hdl/ (``-y hdl``), so files
+    of other tops there (the shell) are not compiled into the core bench.
 
     A file list ``hdl/files.f`` (one path per line, relative to hdl/, ``#`` comments), when
-    present, gives the files and their order; otherwise every ``hdl/**/*.sv`` outside hdl/gen/,
-    ``*_pkg.sv`` first. ``stub`` selects the stand-in core of the DRAM-model self-test.
+    present, gives the files and their order instead. ``stub`` selects the stand-in core of the
+    DRAM-model self-test.
     """
     if stub:
         return [TB_HDL_DIR / "selftest" / "vta_core.sv"]
@@ -94,15 +96,17 @@ def core_sources(stub: bool = False) -> list[Path]:
             if line and not line.startswith(("+", "-")):
                 files.append((HDL_DIR / line).resolve())
         return [f for f in files if f.name != "vta_pkg.sv"]
-    files = sorted(p for p in HDL_DIR.rglob("*.sv") if "gen" not in p.relative_to(HDL_DIR).parts
-                   and "tb" not in p.relative_to(HDL_DIR).parts)
-    pkgs = [p for p in files if p.name.endswith("_pkg.sv")]
-    return pkgs + [p for p in files if p not in pkgs]
+    pkgs = sorted(p for p in HDL_DIR.glob("*_pkg.sv"))
+    return pkgs + [HDL_DIR / "vta_core.sv"]
+
+
+def hashed_rtl_files() -> list[Path]:
+    """Every file that can reach the core build (all of hdl/ outside hdl/gen/)."""
+    return sorted(p for p in HDL_DIR.rglob("*.sv") if "gen" not in p.relative_to(HDL_DIR).parts)
 
 
 def core_present() -> bool:
-    return (HDL_DIR / "vta_core.sv").exists() or any(
-        "module vta_core" in p.read_text(errors="replace") for p in core_sources())
+    return (HDL_DIR / "vta_core.sv").exists()
 
 
 def build_dir_for(cfg: Config, waves: bool = False, stub: bool = False) -> Path:
@@ -177,8 +181,9 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
         missing = [str(s) for s in sources if not s.exists()]
         if missing:
             raise RtlBuildError(f"missing RTL source(s): {', '.join(missing)}")
-        args = _build_args(waves)
-        digest = _hash_inputs(sources + [DRAM_CPP, PRELUDE_H], json.dumps(
+        args = _build_args(waves) + ([] if stub else ["-y", str(HDL_DIR), "+libext+.sv"])
+        hashed = sources + ([] if stub else [f for f in hashed_rtl_files() if f not in sources])
+        digest = _hash_inputs(hashed + [DRAM_CPP, PRELUDE_H], json.dumps(
             [RECIPE_VERSION, args, _tool_versions(), cfg.as_dict()]))
         stamp = bdir / "stamp.json"
         exe = bdir / TOPLEVEL

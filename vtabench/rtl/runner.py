@@ -178,8 +178,10 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
         fst: Path | None = None
         test_args: list[str] = []
         if waves:
-            fst = Path(waves) if isinstance(waves, (str, Path)) and not isinstance(waves, bool) \
-                else REPO / "results" / "waves" / f"{cfg.name}-{seed}.fst"
+            if isinstance(waves, (str, Path)) and str(waves) not in ("auto", "", "True", "1"):
+                fst = Path(waves)
+            else:
+                fst = REPO / "results" / "waves" / f"{cfg.name}-{seed}.fst"
             fst = fst.resolve()
             fst.parent.mkdir(parents=True, exist_ok=True)
             test_args = ["--trace-file", str(fst)]
