@@ -202,9 +202,9 @@ def _gemm_loops(cfg: Config, rng: np.random.Generator) -> TestProgram:
     p.load(MemType.INP, 0, inp, 1, n_inp)
     p.load(MemType.WGT, 0, wgt_dram, 2, n_wgt // 2, stride=n_wgt)  # rows 0 and 2 of 4 tiles
     p.noop(MemType.INP, Tokens(push_next=True))
-    reset = p.load_uops(0, dst=[0, 1, 2])
+    zero = p.load_uops(0, dst=[0, 1, 2])
     kernel = p.load_uops(3, dst=[0, 1, 2], src=[0, 5, 1], wgt=[0, 1, 3], tok=Tokens(pop_prev=True))
-    p.gemm(reset, (2, 2), dst=(6, 2))
+    p.gemm(zero, (2, 2), dst=(6, 2), reset=True)
     # a = u.dst + 6*i0 + 2*i1 (overlapping dsts accumulate), s = u.src + 4*i0 + i1,
     # w = u.wgt + 4*i0: every index stays inside the 11 acc, 24 inp and 8 wgt tiles.
     p.gemm(kernel, (2, 2), dst=(6, 2), src=(4, 1), wgt=(4, 0))
@@ -246,8 +246,8 @@ def _gemm_dst_repeat(cfg: Config, rng: np.random.Generator) -> TestProgram:
     wgt = p.data(MemType.WGT, _tiles(cfg, rng, MemType.WGT, 4))
     p.load(MemType.INP, 0, inp, 1, 8)
     p.load(MemType.WGT, 0, wgt, 1, 4, tok=Tokens(push_next=True))
-    reset = p.load_uops(0, dst=[0, 1, 2, 3], tok=Tokens(pop_prev=True))
-    p.gemm(reset, (1, 1))
+    zero = p.load_uops(0, dst=[0, 1, 2, 3], tok=Tokens(pop_prev=True))
+    p.gemm(zero, (1, 1), reset=True)
     k = p.load_uops(4, dst=[0, 0, 1, 2, 1, 2], src=[0, 1, 2, 3, 4, 5], wgt=[0, 1, 2, 3, 0, 1])
     p.gemm(k, (2, 1), src=(1, 0), wgt=(0, 0))
     red = p.load_uops(10, dst=[3], src=[0], wgt=[2])

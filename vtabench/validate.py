@@ -145,8 +145,7 @@ class _Checker:
         self.n = len(insns)
         self.uop = np.zeros(cfg.uop_depth, np.int64)
         self.uop_written = np.zeros(cfg.uop_depth, bool)
-        self.stored = _stored_bytes(cfg, dram.size, insns) if any(
-            i.opcode == Opcode.LOAD and i.memory_type == MemType.UOP for i in insns) else None
+        self.stored = _StoredRanges(cfg, insns)
 
     def fail(self, i: int, insn: Insn, field: str | None, msg: str) -> ValidationError:
         where = f"{field}: " if field else ""
@@ -249,11 +248,11 @@ class _Checker:
     def _load_uops(self, i: int, insn: Insn) -> None:
         eb = self.cfg.uop_elem_bytes
         starts = (insn.dram_base + np.arange(insn.y_size, dtype=np.int64) * insn.x_stride) * eb
-        rows = starts[:, None] + np.arange(insn.x_size * eb)[None, :]
-        if self.stored is not None and self.stored[rows].any():
+        if self.stored.overlaps(starts, starts + insn.x_size * eb):
             raise self.fail(i, insn, "dram_base", "LOAD UOP reads DRAM that a STORE of this "
                             "program writes; micro-ops are validated from the DRAM image before "
                             "the run, so a program must not compute its own micro-ops")
+        rows = starts[:, None] + np.arange(insn.x_size * eb)[None, :]
         words = self.dram[rows.reshape(-1)].view("<u4").astype(np.int64)
         dst = slice(insn.sram_base, insn.sram_base + words.size)
         self.uop[dst] = words
@@ -300,16 +299,25 @@ class _Checker:
                                 f"{depth} elements")
 
 
-def _stored_bytes(cfg: Config, size: int, insns: Sequence[Insn]) -> np.ndarray:
-    """Mask of DRAM bytes any (well-formed, in-range) STORE of the program writes."""
-    diff = np.zeros(size + 1, np.int64)
-    eb = cfg.out_elem_bytes
-    for insn in insns:
-        if insn.opcode != Opcode.STORE or insn.x_size == 0 or insn.y_size == 0:
-            continue
-        starts = (insn.dram_base + np.arange(insn.y_size, dtype=np.int64) * insn.x_stride) * eb
-        ends = np.minimum(starts + insn.x_size * eb, size)
-        starts = np.minimum(starts, size)
-        np.add.at(diff, starts, 1)
-        np.add.at(diff, ends, -1)
-    return np.cumsum(diff[:-1]) > 0
+class _StoredRanges:
+    """The DRAM byte ranges the STOREs of a program write, for overlap queries."""
+
+    def __init__(self, cfg: Config, insns: Sequence[Insn]) -> None:
+        eb = cfg.out_elem_bytes
+        starts, ends = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        for insn in insns:
+            if insn.opcode != Opcode.STORE or insn.x_size == 0 or insn.y_size == 0:
+                continue
+            rows = (insn.dram_base + np.arange(insn.y_size, dtype=np.int64) * insn.x_stride) * eb
+            starts.append(rows)
+            ends.append(rows + insn.x_size * eb)
+        start, end = np.concatenate(starts), np.concatenate(ends)
+        by_start = np.argsort(start, kind="stable")
+        self.starts = start[by_start]
+        self.max_end = np.maximum.accumulate(end[by_start]) if end.size else end
+
+    def overlaps(self, lo: np.ndarray, hi: np.ndarray) -> bool:
+        """Whether any byte range [lo, hi) meets a stored range."""
+        k = np.searchsorted(self.starts, hi, side="left")  # stored ranges starting before hi
+        return bool(np.any((k > 0) & (self.max_end[np.maximum(k - 1, 0)] > lo))) if k.size and \
+            self.starts.size else False

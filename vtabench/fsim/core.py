@@ -136,45 +136,34 @@ class Fsim:
             rows[...] = src
         stats.bytes_stored[MemType.OUT.name] += n * eb
 
-    def _loop_indices(self, insn: Insn, fields: tuple[int, ...]) -> list[np.ndarray]:
-        """Expand the two-level micro-op loop: per-iteration dst / src / wgt indices, in order."""
+    def _loop(self, insn: Insn) -> kernels.MicroLoop:
+        """The instruction's micro-op loop (docs/isa.md section 4), unexpanded."""
         uops = self.uop[insn.uop_bgn:insn.uop_end].astype(np.int64)
-        i0 = np.arange(insn.iter_out, dtype=np.int64)[:, None, None]
-        i1 = np.arange(insn.iter_in, dtype=np.int64)[None, :, None]
-        factors = {0: (insn.dst_factor_out, insn.dst_factor_in),
-                   1: (insn.src_factor_out, insn.src_factor_in),
-                   2: (insn.wgt_factor_out, insn.wgt_factor_in)}
-        result = []
-        for k in fields:
-            base = (uops >> self._uop_shifts[k]) & self._uop_masks[k]
-            fo, fi = factors[k]
-            result.append((base[None, None, :] + i0 * fo + i1 * fi).reshape(-1))
-        return result
+        i0 = np.arange(insn.iter_out, dtype=np.int64)[:, None]
+        i1 = np.arange(insn.iter_in, dtype=np.int64)[None, :]
+        factors = ((insn.dst_factor_out, insn.dst_factor_in),
+                   (insn.src_factor_out, insn.src_factor_in),
+                   (insn.wgt_factor_out, insn.wgt_factor_in))
+        fields = tuple((uops >> shift) & mask for shift, mask in zip(self._uop_shifts,
+                                                                      self._uop_masks))
+        offsets = tuple((i0 * fo + i1 * fi).reshape(-1) for fo, fi in factors)
+        return kernels.MicroLoop(fields, offsets)  # type: ignore[arg-type]
 
     def _gemm(self, insn: Insn, stats: FsimStats) -> None:
-        iters = insn.iter_out * insn.iter_in * max(insn.uop_end - insn.uop_bgn, 0)
-        stats.gemm_uops += iters
-        if iters == 0:
-            return
+        loop = self._loop(insn)
+        stats.gemm_uops += loop.size
         if insn.reset_reg:
-            (a,) = self._loop_indices(insn, (0,))
-            kernels.gemm_reset(self.acc, self.out, a)
+            kernels.gemm_reset(self.acc, self.out, loop.expand(0))
             return
-        a, s, w = self._loop_indices(insn, (0, 1, 2))
-        kernels.gemm(self.acc, self.out, self.inp, self.wgt, a, s, w)
-        stats.macs += iters * self.cfg.batch * self.cfg.block_in * self.cfg.block_out
+        kernels.gemm(self.acc, self.out, self.inp, self.wgt, loop)
+        stats.macs += loop.size * self.cfg.batch * self.cfg.block_in * self.cfg.block_out
 
     def _alu(self, insn: Insn, stats: FsimStats) -> None:
-        iters = insn.iter_out * insn.iter_in * max(insn.uop_end - insn.uop_bgn, 0)
-        stats.alu_uops += iters
-        if iters == 0:
-            return
-        if insn.use_imm:
-            (a,) = self._loop_indices(insn, (0,))
-            s = None
-        else:
-            a, s = self._loop_indices(insn, (0, 1))
-        kernels.alu(self.acc, self.out, AluOp(insn.alu_opcode), a, s, int(insn.imm))
+        loop = self._loop(insn)
+        stats.alu_uops += loop.size
+        src = None if insn.use_imm else loop.expand(1)
+        kernels.alu(self.acc, self.out, AluOp(insn.alu_opcode), loop.expand(0), src,
+                    int(insn.imm))
 
 
 def _dram_rows(dram: np.ndarray, start: int, rows: int, row_bytes: int, stride_bytes: int,

@@ -5,9 +5,8 @@ Both take the micro-op loop already expanded into per-iteration index arrays ``a
 
 GEMM never reads what it writes except ``acc[a]`` itself, and int32 wrap-around addition is
 associative and commutative, so summing every iteration's product per dst in any order gives the
-sequential result; out is the low 8 bits of the final acc. The products are computed per weight
-tile as one float32 matmul (an int8 x int8 dot product over at most 64 terms stays below 2^24, so
-float32 is exact), then summed per dst in int64 and wrapped.
+sequential result; out is the low 8 bits of the final acc. Products are computed as float matmuls
+that are exact (see _F32_EXACT_TERMS), then added to acc in int64 and wrapped to int32.
 
 ALU iterations do depend on each other when a later one reads or rewrites what an earlier one
 wrote; :func:`alu` runs the whole loop as one vector operation when no such hazard exists, and
@@ -16,54 +15,202 @@ otherwise in dependency levels (each level vectorised, levels in order).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from vtabench.isa.layout import AluOp
 
-#: float32 holds every integer up to 2^24 exactly; a dot product of BLOCK_IN int8 x int8 terms
-#: is at most BLOCK_IN * 2^14 in magnitude.
+#: float32 holds every integer up to 2^24 exactly and float64 up to 2^53; an int8 x int8 product
+#: is at most 2^14 in magnitude, so a dot product of up to 2^10 terms is exact in float32 (in any
+#: summation order: every partial sum obeys the same bound) and one of up to 2^39 in float64.
 _F32_EXACT_TERMS = 1 << 10
+#: Above this many distinct micro-op patterns per GEMM, one matmul per pattern costs more in
+#: Python than grouping the iterations by weight tile.
+_MAX_PATTERNS = 64
+_HASH = np.random.default_rng(0x5EED).integers(1, 1 << 62, 1 << 14, dtype=np.int64) | 1
 
 
-def gemm(acc: np.ndarray, out: np.ndarray, inp: np.ndarray, wgt: np.ndarray, a: np.ndarray,
-         s: np.ndarray, w: np.ndarray) -> None:
+def _exact_dtype(terms: int) -> type[np.floating]:
+    return np.float32 if terms <= _F32_EXACT_TERMS else np.float64
+
+
+@dataclass(frozen=True)
+class MicroLoop:
+    """A two-level micro-op loop before expansion.
+
+    ``uop[k]`` holds micro-op field k (0 dst, 1 src, 2 wgt) for each micro-op of the kernel;
+    ``off[k]`` the loop's offset ``i0 * factor_out + i1 * factor_in`` for each (i0, i1), i0
+    major. Iteration (i0, i1, u) uses index ``off[k][i0 * iter_in + i1] + uop[k][u]``.
+    """
+
+    uop: tuple[np.ndarray, np.ndarray, np.ndarray]
+    off: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+    @property
+    def size(self) -> int:
+        return self.uop[0].size * self.off[0].size
+
+    def expand(self, k: int) -> np.ndarray:
+        """Per-iteration indices of field k, in iteration order."""
+        return (self.off[k][:, None] + self.uop[k][None, :]).reshape(-1)
+
+
+def gemm(acc: np.ndarray, out: np.ndarray, inp: np.ndarray, wgt: np.ndarray,
+         loop: MicroLoop) -> None:
     """acc[a] += inp[s] . wgt[w]^T for every iteration; out[a] = low 8 bits of acc[a].
 
     acc / out: (depth, batch, block_out) int32 / int8; inp: (depth, batch, block_in) int8;
     wgt: (depth, block_out, block_in) int8.
+
+    Iterations are grouped per dst. Dsts whose contributions use the same sequence of weight
+    tiles (a convolution's output pixels, say) form one pattern: their inp rows side by side
+    times the pattern's weight tiles stacked is one matmul that also does the reduction.
     """
-    if a.size == 0:
+    if loop.size == 0 or _gemm_by_uop(acc, out, inp, wgt, loop):
         return
-    block_in = inp.shape[2]
-    exact = np.float32 if block_in <= _F32_EXACT_TERMS else np.float64
-    # Group iterations by weight tile.
-    order = np.argsort(w, kind="stable")
-    ws = w[order]
-    starts = np.flatnonzero(np.r_[True, ws[1:] != ws[:-1]])
-    sizes = np.diff(np.r_[starts, ws.size])
-    rows = inp[s[order]].astype(exact)  # (n, batch, block_in)
-    wt = wgt[ws[starts]].astype(exact).transpose(0, 2, 1)  # (groups, block_in, block_out)
-    n, batch, _ = rows.shape
-    block_out = wgt.shape[1]
-    if np.all(sizes == sizes[0]):
-        g, m = starts.size, int(sizes[0])
-        prod = np.matmul(rows.reshape(g, m * batch, block_in), wt).reshape(n, batch, block_out)
+    a, s, w = (loop.expand(k) for k in range(3))
+    order = np.argsort(a, kind="stable")
+    a_sorted = a[order]
+    starts = np.flatnonzero(np.r_[True, a_sorted[1:] != a_sorted[:-1]])
+    counts = np.diff(np.r_[starts, a.size])
+    dsts = a_sorted[starts]
+    groups = _patterns(order, starts, counts, w)
+    if groups is None:
+        delta = _by_weight(inp, wgt, s, w, order, starts)
     else:
-        prod = np.empty((n, batch, block_out), exact)
-        for k, (lo, size) in enumerate(zip(starts.tolist(), sizes.tolist())):
-            np.matmul(rows[lo:lo + size].reshape(size * batch, block_in), wt[k],
-                      out=prod[lo:lo + size].reshape(size * batch, block_out))
-    contrib = prod.astype(np.int64)
-    # Sum per dst: sort the (weight-ordered) iterations by dst and reduce each run.
-    ad = a[order]
-    by_dst = np.argsort(ad, kind="stable")
-    ad = ad[by_dst]
-    dstarts = np.flatnonzero(np.r_[True, ad[1:] != ad[:-1]])
-    sums = np.add.reduceat(contrib[by_dst], dstarts, axis=0)
-    dst = ad[dstarts]
-    total = acc[dst].astype(np.int64) + sums
-    acc[dst] = total.astype(np.int32)  # wraps: int64 -> int32 keeps the low 32 bits
-    out[dst] = acc[dst].astype(np.int8)
+        batch, block_in = inp.shape[1:]
+        block_out = wgt.shape[1]
+        delta = np.empty((dsts.size, batch, block_out), np.int64)
+        tables = _FloatTables(inp)
+        for rows, pos in groups:  # rows: dst positions; pos: (len(rows), r) iteration indices
+            r = pos.shape[1]
+            dtype = _exact_dtype(r * block_in)
+            lhs = _side_by_side(tables[dtype][s[pos]])
+            rhs = _stacked(wgt[w[pos[0]]], dtype)
+            delta[rows] = (lhs @ rhs).reshape(rows.size, batch, block_out)
+    _accumulate(acc, out, dsts, delta)
+
+
+class _FloatTables(dict):  # type: ignore[type-arg]
+    """The inp buffer converted to a float dtype on first use."""
+
+    def __init__(self, inp: np.ndarray) -> None:
+        super().__init__()
+        self.inp = inp
+
+    def __missing__(self, dtype: type[np.floating]) -> np.ndarray:
+        self[dtype] = table = self.inp.astype(dtype)
+        return table
+
+
+def _side_by_side(rows: np.ndarray) -> np.ndarray:
+    """(m, r, batch, block_in) gathered inp tiles -> (m * batch, r * block_in) matmul rows."""
+    m, r, batch, block_in = rows.shape
+    return rows.transpose(0, 2, 1, 3).reshape(m * batch, r * block_in)
+
+
+def _stacked(tiles: np.ndarray, dtype: type[np.floating]) -> np.ndarray:
+    """(r, block_out, block_in) weight tiles -> (r * block_in, block_out) matmul operand."""
+    r, block_out, block_in = tiles.shape
+    return tiles.astype(dtype).transpose(0, 2, 1).reshape(r * block_in, block_out)
+
+
+def _accumulate(acc: np.ndarray, out: np.ndarray, dsts: np.ndarray, delta: np.ndarray) -> None:
+    """acc[dsts] += delta (distinct dsts, exact integer-valued delta), wrapping; out = low byte."""
+    total = acc[dsts].astype(np.int64) + delta.astype(np.int64)
+    acc[dsts] = total.astype(np.int32)  # int64 -> int32 keeps the low 32 bits: wraps
+    out[dsts] = acc[dsts].astype(np.int8)
+
+
+def _gemm_by_uop(acc: np.ndarray, out: np.ndarray, inp: np.ndarray, wgt: np.ndarray,
+                 loop: MicroLoop) -> bool:
+    """The common kernel shape, without expanding the loop; False when it does not apply.
+
+    Applies when the weight indices do not move with the loop and no dst is reached from two
+    different (i0, i1) or two different micro-op dst values. Then the micro-ops sharing a dst
+    value form that dst's pattern at every (i0, i1); patterns whose src sequences are equal (a
+    convolution's output channel blocks) share one gathered operand and one matmul.
+    """
+    d_u, s_u, w_u = loop.uop
+    off_d, off_s, off_w = loop.off
+    if off_w.any():
+        return False
+    values, which = np.unique(d_u, return_inverse=True)
+    if values.size > _MAX_PATTERNS:
+        return False
+    dsts = off_d[:, None] + values[None, :]  # (i0 * i1, patterns)
+    if np.bincount(dsts.reshape(-1), minlength=acc.shape[0]).max() > 1:
+        return False
+    members = [np.flatnonzero(which == j) for j in range(values.size)]
+    by_src: dict[bytes, list[int]] = {}
+    for j, m in enumerate(members):
+        by_src.setdefault(s_u[m].tobytes(), []).append(j)
+    batch, block_in = inp.shape[1:]
+    block_out = wgt.shape[1]
+    tables = _FloatTables(inp)
+    for js in by_src.values():
+        first = members[js[0]]
+        dtype = _exact_dtype(first.size * block_in)
+        lhs = _side_by_side(tables[dtype][off_s[:, None] + s_u[first][None, :]])
+        rhs = np.concatenate([_stacked(wgt[w_u[members[j]]], dtype) for j in js], axis=1)
+        res = (lhs @ rhs).reshape(off_d.size, batch, len(js), block_out)
+        for c, j in enumerate(js):
+            _accumulate(acc, out, dsts[:, j], res[:, :, c, :])
+    return True
+
+
+def _patterns(order: np.ndarray, starts: np.ndarray, counts: np.ndarray,
+              w: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """Group dsts by the sequence of weight tiles of their iterations (in iteration order).
+
+    Returns (dst positions, iteration indices per dst) per pattern, or None when there are more
+    than _MAX_PATTERNS patterns.
+    """
+    groups: list[tuple[np.ndarray, np.ndarray]] = []
+    lengths = np.unique(counts)
+    if lengths.size > _MAX_PATTERNS or lengths[-1] > _HASH.size:
+        return None
+    for r in lengths.tolist():
+        sel = np.flatnonzero(counts == r) if lengths.size > 1 else np.arange(counts.size)
+        pos = order[starts[sel][:, None] + np.arange(r)]
+        seq = w[pos]
+        keys = seq @ _HASH[:r]  # wraps: a hash, verified below
+        uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        if len(groups) + uniq.size > _MAX_PATTERNS:
+            return None
+        if not np.array_equal(seq, seq[first][inverse]):
+            return None  # a hash collision: take the general path
+        if uniq.size == 1:
+            groups.append((sel, pos))
+            continue
+        by_class = np.argsort(inverse, kind="stable")
+        bounds = np.flatnonzero(np.diff(inverse[by_class])) + 1
+        for members in np.split(by_class, bounds):
+            groups.append((sel[members], pos[members]))
+    return groups
+
+
+def _by_weight(inp: np.ndarray, wgt: np.ndarray, s: np.ndarray, w: np.ndarray,
+               order: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per-dst sums (in dst order of ``order`` / ``starts``) with one matmul per weight tile."""
+    batch, block_in = inp.shape[1:]
+    block_out = wgt.shape[1]
+    dtype = _exact_dtype(block_in)
+    by_w = np.argsort(w, kind="stable")
+    ws = w[by_w]
+    wstarts = np.flatnonzero(np.r_[True, ws[1:] != ws[:-1]])
+    sizes = np.diff(np.r_[wstarts, ws.size])
+    rows = inp[s[by_w]].astype(dtype)  # (n, batch, block_in)
+    wt = wgt[ws[wstarts]].astype(dtype).transpose(0, 2, 1)  # (groups, block_in, block_out)
+    n = rows.shape[0]
+    prod = np.empty((n, batch, block_out), dtype)
+    for k, (lo, size) in enumerate(zip(wstarts.tolist(), sizes.tolist())):
+        np.matmul(rows[lo:lo + size].reshape(size * batch, block_in), wt[k],
+                  out=prod[lo:lo + size].reshape(size * batch, block_out))
+    contrib = np.empty_like(prod, np.int64)
+    contrib[by_w] = prod  # back to iteration order
+    return np.add.reduceat(contrib[order], starts, axis=0)
 
 
 def gemm_reset(acc: np.ndarray, out: np.ndarray, a: np.ndarray) -> None:
@@ -116,12 +263,14 @@ def _levels(a: np.ndarray, s: np.ndarray | None, depth: int) -> list[np.ndarray]
     or a later level (the gather happens before the scatter, so they see the old value).
     """
     n = a.size
-    first_write = np.full(depth, n, np.int64)
-    first_write[a[::-1]] = np.arange(n - 1, -1, -1)  # earliest iteration writing each element
     positions = np.arange(n)
-    unique = np.unique(a).size == n
-    if unique and (s is None or not np.any(first_write[s] < positions)):
-        return [positions]
+    if np.bincount(a, minlength=depth).max() == 1:
+        if s is None:
+            return [positions]
+        writer = np.full(depth, n, np.int64)
+        writer[a] = positions  # the one iteration writing each element
+        if not np.any(writer[s] < positions):
+            return [positions]
     # Ordered path: a level per iteration from its dependences (RAW, WAW: later level; WAR:
     # same or later level).
     write_level: dict[int, int] = {}
