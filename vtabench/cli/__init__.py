@@ -11,7 +11,7 @@ import importlib
 import sys
 
 #: Command modules, in the order `vtabench --help` lists them.
-COMMANDS = ("gen", "asm", "disasm", "exec", "smoke")
+COMMANDS = ("sim", "gen", "asm", "disasm", "exec", "smoke", "regress")
 
 
 class CliError(Exception):

