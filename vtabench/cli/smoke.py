@@ -29,8 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _command_line() -> str:
     argv = list(sys.argv)
-    prog = "vtabench" if Path(argv[0]).name == "vtabench" else "python3 -m vtabench"
-    return shlex.join([prog] + argv[1:]) if argv[1:] else prog
+    prog = ["vtabench"] if Path(argv[0]).name == "vtabench" else ["python3", "-m", "vtabench"]
+    return shlex.join(prog + argv[1:])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,338 @@
+"""OpenCL conformance on PoCL: the same programs as fsim, bit-exact, for default and cloud32.
+
+Every directed program, the smoke set's GEMM-heavy programs, the shared random programs (when
+vtabench.programs provides them) and a batch of racy random programs (random token flags that
+leave races, so only a machine with fsim's exact stage / token schedule matches) run on the
+kernel of opencl/vta.cl and must leave the DRAM image byte-identical to fsim's. The kernel is
+built once per configuration per test session (per worker under xdist). Error tests: a missing
+platform, a kernel that does not build, a run past its timeout, a prebuilt binary for another
+configuration, and the kernel's own guards (deadlock, DRAM range) each give a clear error.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from vtabench import programs as P
+from vtabench.config import Config, load_config
+from vtabench.isa.insn import Insn
+from vtabench.isa.layout import AluOp, MemType, Opcode
+from vtabench.programs import ProgramBuilder, TestProgram, Tokens
+from vtabench.schedule import Stage, schedule, stage_of
+from vtabench.smoke import (conv1d_padded, ensure_drivers_importable, gemm_tiled, smoke_programs,
+                            token_order)
+from vtabench.validate import ValidationError, validate_program
+
+ensure_drivers_importable()
+cl = pytest.importorskip("pyopencl")
+
+from vtabench.drivers import RunTimeoutError  # noqa: E402
+from vtabench.drivers import opencl_backend as ob  # noqa: E402
+from vtabench.fsim import Fsim  # noqa: E402
+
+CONFIGS = ("default", "cloud32")
+PLATFORM = os.environ.get("VTA_TEST_OPENCL_PLATFORM", "Portable")
+N_RACY = 24
+N_SHARED_RANDOM = 12
+MEM_BYTES = 4 << 20
+
+
+def _have_platform() -> bool:
+    try:
+        ob.select_device(PLATFORM)
+        return True
+    except ob.OpenCLError:
+        return False
+
+
+pytestmark = pytest.mark.skipif(not _have_platform(),
+                                reason=f"no OpenCL platform matching {PLATFORM!r}")
+
+_DEVICES: dict[str, ob.OpenCLDevice] = {}
+
+
+def device(cfg_name: str) -> ob.OpenCLDevice:
+    """One device (one kernel build) per configuration per session."""
+    if cfg_name not in _DEVICES:
+        _DEVICES[cfg_name] = ob.OpenCLDevice(load_config(cfg_name), MEM_BYTES, platform=PLATFORM)
+    return _DEVICES[cfg_name]
+
+
+def check(cfg: Config, prog: TestProgram) -> None:
+    ref = prog.dram.copy()
+    Fsim(cfg).run(prog.insns, ref)
+    got = prog.dram.copy()
+    ob.run_program(device(cfg.name), cfg, prog.insns, got, timeout_s=60)
+    if not np.array_equal(ref, got):
+        diff = np.flatnonzero(ref != got)
+        pytest.fail(f"{prog.name} ({cfg.name}): {diff.size} bytes differ from fsim, first at "
+                    f"{int(diff[0]):#x}: fsim {int(ref[diff[0]])}, opencl {int(got[diff[0]])}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Racy random programs: random instructions over small buffer ranges with random token pairs.
+# ---------------------------------------------------------------------------------------------
+
+def _racy_program(cfg: Config, rng: np.random.Generator, name: str) -> TestProgram:
+    for _ in range(200):
+        prog = _racy_candidate(cfg, rng, name)
+        try:
+            validate_program(cfg, prog.insns, prog.dram)
+            return prog
+        except ValidationError:
+            continue
+    raise RuntimeError("no valid racy program in 200 tries")
+
+
+def _racy_candidate(cfg: Config, rng: np.random.Generator, name: str) -> TestProgram:
+    b = ProgramBuilder(cfg)
+    r = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    inp = b.data(MemType.INP, rng.integers(-128, 128, (32, cfg.batch, cfg.block_in)))
+    wgt = b.data(MemType.WGT, rng.integers(-128, 128, (8, cfg.block_out, cfg.block_in)))
+    acc = b.data(MemType.ACC, rng.integers(-2**31, 2**31, (16, cfg.batch, cfg.block_out)))
+    acc8 = b.data(MemType.ACC_8BIT, rng.integers(-128, 128, (16, cfg.batch, cfg.block_out)))
+    tables = [b.uop_table(rng.integers(0, 8, 8), rng.integers(0, 8, 8), rng.integers(0, 4, 8))
+              for _ in range(3)]
+    out = b.alloc(MemType.OUT, 48, fill=0xEE)
+    b.load(MemType.UOP, 0, tables[0][0], 1, 8)
+    for _ in range(r(8, 28)):
+        kind = r(0, 9)
+        if kind == 0:
+            b.load(MemType.INP, r(0, 6), inp + r(0, 20), r(1, 2), r(1, 3), stride=r(3, 5),
+                   pads=(r(0, 1), 0, r(0, 1), r(0, 1)) if rng.random() < 0.3 else (0, 0, 0, 0))
+        elif kind == 1:
+            b.load(MemType.WGT, r(0, 3), wgt + r(0, 4), 1, r(1, 3))
+        elif kind == 2:
+            b.load(MemType.UOP, 0, tables[r(0, 2)][0], 1, 8)
+        elif kind == 3:
+            mem = MemType.ACC if rng.random() < 0.5 else MemType.ACC_8BIT
+            b.load(mem, r(0, 8), (acc if mem == MemType.ACC else acc8) + r(0, 10), 1, r(1, 4),
+                   pads=(0, r(0, 1), r(0, 1), 0) if rng.random() < 0.3 else (0, 0, 0, 0))
+        elif kind in (4, 5, 6):
+            bgn = r(0, 7)
+            b.gemm((bgn, r(bgn, 8)), (r(1, 3), r(1, 2)), dst=(r(0, 3), r(0, 2)),
+                   src=(r(0, 3), r(0, 2)), wgt=(r(0, 1), r(0, 1)), reset=rng.random() < 0.15)
+        elif kind == 7:
+            bgn = r(0, 7)
+            op = AluOp(r(0, 4))
+            imm = {AluOp.SHR: r(-40, 40), AluOp.MUL: r(-300, 300)}.get(op, r(-2**15, 2**15 - 1))
+            b.alu(op, (bgn, r(bgn, 8)), (r(1, 3), r(1, 2)), dst=(r(0, 3), r(0, 2)),
+                  src=(r(0, 3), r(0, 2)), imm=imm if rng.random() < 0.5 else None)
+        else:
+            b.store(r(0, 12), out + r(0, 30), r(1, 2), r(1, 4), stride=r(4, 8))
+    insns = b.insns
+    # Random token pairs: a producer and a consumer of the right stages, anywhere in the stream.
+    pairs = {  # queue: (producer stage, push flag, consumer stage, pop flag)
+        "l2g": (Stage.LOAD, "push_next_dep", Stage.COMPUTE, "pop_prev_dep"),
+        "g2l": (Stage.COMPUTE, "push_prev_dep", Stage.LOAD, "pop_next_dep"),
+        "g2s": (Stage.COMPUTE, "push_next_dep", Stage.STORE, "pop_prev_dep"),
+        "s2g": (Stage.STORE, "push_prev_dep", Stage.COMPUTE, "pop_next_dep"),
+    }
+    by_stage = {s: [i for i, x in enumerate(insns) if stage_of(x) == s] for s in Stage}
+    for _ in range(r(2, 10)):
+        ps, pf, cs, cf = pairs[list(pairs)[r(0, 3)]]
+        prod = [i for i in by_stage[ps] if not getattr(insns[i], pf)]
+        cons = [i for i in by_stage[cs] if not getattr(insns[i], cf)]
+        if prod and cons:
+            setattr(insns[int(rng.choice(prod))], pf, 1)
+            setattr(insns[int(rng.choice(cons))], cf, 1)
+    b.finish()
+    return b.build(name)
+
+
+def _racy(cfg_name: str, seed: int) -> TestProgram:
+    cfg = load_config(cfg_name)
+    return _racy_program(cfg, np.random.default_rng(1000 + seed), f"racy_{seed}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Conformance
+# ---------------------------------------------------------------------------------------------
+
+def _directed_names() -> list[str]:
+    return [p.name for p in P.directed_programs(load_config("default"))]
+
+
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+@pytest.mark.parametrize("name", _directed_names())
+def test_directed(cfg_name: str, name: str) -> None:
+    cfg = load_config(cfg_name)
+    (prog,) = [p for p in P.directed_programs(cfg) if p.name == name]
+    check(cfg, prog)
+
+
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+def test_smoke_gemm_programs(cfg_name: str) -> None:
+    cfg = load_config(cfg_name)
+    for prog in (token_order(cfg), conv1d_padded(cfg), gemm_tiled(cfg, 64, 16, 16)):
+        check(cfg, prog)
+
+
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+@pytest.mark.parametrize("seed", range(N_RACY))
+def test_racy_random(cfg_name: str, seed: int) -> None:
+    check(load_config(cfg_name), _racy(cfg_name, seed))
+
+
+@pytest.mark.skipif(not hasattr(P, "random_program"), reason="vtabench.programs.random_program "
+                    "not available yet")
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+@pytest.mark.parametrize("seed", range(N_SHARED_RANDOM))
+def test_shared_random(cfg_name: str, seed: int) -> None:
+    cfg = load_config(cfg_name)
+    check(cfg, P.random_program(cfg, np.random.default_rng(seed)))  # type: ignore[attr-defined]
+
+
+def test_token_order_is_not_stream_order() -> None:
+    """The program the kernel must not run in stream order really needs the token machine."""
+    cfg = load_config("default")
+    prog = token_order(cfg)
+    order = schedule(prog.insns).order
+    assert order != sorted(order)
+    gemm = next(i for i, x in enumerate(prog.insns) if x.opcode == Opcode.GEMM and x.pop_prev_dep)
+    load = next(i for i, x in enumerate(prog.insns)
+                if x.opcode == Opcode.LOAD and x.memory_type == MemType.INP)
+    assert gemm < load and order.index(load) < order.index(gemm)
+    check(cfg, prog)
+
+
+def test_racy_programs_depend_on_schedule(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Many racy programs give a different result when run in plain stream order, so matching
+    fsim on them tests the stage / token schedule, not just the arithmetic."""
+    import vtabench.fsim.core as core
+
+    if not hasattr(core, "validated_order"):
+        pytest.skip("fsim no longer takes its order from validated_order")
+    cfg = load_config("default")
+    orig = core.validated_order
+    differs = 0
+    for seed in range(N_RACY):
+        prog = _racy("default", seed)
+        ref = prog.dram.copy()
+        Fsim(cfg).run(prog.insns, ref)
+        with monkeypatch.context() as m:
+            m.setattr(core, "validated_order",
+                      lambda c, i, d: (orig(c, i, d), list(range(len(i))))[1])
+            in_stream_order = prog.dram.copy()
+            Fsim(cfg).run(prog.insns, in_stream_order)
+        differs += not np.array_equal(ref, in_stream_order)
+    assert differs >= N_RACY // 4, f"only {differs} of {N_RACY} racy programs depend on order"
+
+
+def test_smoke_cli_on_pocl(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from vtabench.cli import main
+
+    report = tmp_path / "smoke.md"
+    assert main(["smoke", "--target", "opencl", "--platform", PLATFORM, "--report",
+                 str(report)]) == 0
+    text = report.read_text()
+    assert "**PASS**" in text and f"{len(smoke_programs(load_config('default')))}/" in text
+
+
+def test_run_raw() -> None:
+    """What `vtabench exec --target opencl` calls."""
+    cfg = load_config("default")
+    prog = gemm_tiled(cfg, 16, 4, 4)
+    ref = prog.dram.copy()
+    Fsim(cfg).run(prog.insns, ref)
+    got = prog.dram.copy()
+    stats = ob.run_raw(cfg, prog.insns, got, seed=1, waves=None, timeout_s=30.0,
+                       platform=PLATFORM)
+    assert np.array_equal(got, ref)
+    assert stats["executed"] == len(prog.insns) and "kernel_s" in stats
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------------------------
+
+def test_missing_platform_lists_available() -> None:
+    with pytest.raises(ob.OpenCLError) as info:
+        ob.OpenCLDevice(load_config("default"), 1 << 16, platform="NoSuchVendor")
+    msg = str(info.value)
+    assert "no OpenCL device matches platform 'NoSuchVendor'" in msg
+    assert "available:" in msg and "Portable Computing Language" in msg
+
+
+def test_missing_platform_from_environment(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("VTA_OPENCL_PLATFORM", "NoSuchVendor")
+    monkeypatch.setenv("VTA_OPENCL_DEVICE", "NoSuchCard")
+    with pytest.raises(ob.OpenCLError, match="platform 'NoSuchVendor' and device 'NoSuchCard'"):
+        ob.select_device()
+
+
+def test_kernel_build_failure_has_log() -> None:
+    broken = ob.KERNEL_PATH.read_text().replace("static int alu_shr(int a, int s) {",
+                                                "static int alu_shr(int a, int s) { undeclared_x++;")
+    with pytest.raises(ob.KernelBuildError) as info:
+        ob.OpenCLDevice(load_config("default"), 1 << 16, platform=PLATFORM, source=broken)
+    err = info.value
+    assert "build failed" in str(err) and "CL_BUILD_PROGRAM_FAILURE" in str(err)
+    assert "undeclared_x" in err.log and "undeclared_x" in str(err)
+
+
+def test_run_timeout() -> None:
+    cfg = load_config("default")
+    b = ProgramBuilder(cfg)
+    b.load(MemType.UOP, 0, b.uop_table([0])[0], 1, 1)
+    # 8M GEMM iterations reducing into one accumulator: seconds on PoCL.
+    b.gemm((0, 1), (4000, 2000))
+    b.finish()
+    prog = b.build("long_gemm")
+    validate_program(cfg, prog.insns, prog.dram)
+    dev = ob.OpenCLDevice(cfg, 1 << 16, platform=PLATFORM)
+    try:
+        with pytest.raises(RunTimeoutError) as info:
+            ob.run_program(dev, cfg, prog.insns, prog.dram.copy(), timeout_s=0.05)
+        assert "did not finish within 0.05 s" in str(info.value)
+        assert info.value.timeout_s == 0.05
+    finally:
+        dev.close()  # waits for the kernel
+
+
+def test_binary_roundtrip_and_config_mismatch() -> None:
+    d = device("default")
+    binary = d.binary()
+    cfg = load_config("default")
+    with ob.OpenCLDevice(cfg, 1 << 20, platform=PLATFORM, binary=binary) as dev2:
+        prog = gemm_tiled(cfg, 16, 4, 4)
+        ref = prog.dram.copy()
+        Fsim(cfg).run(prog.insns, ref)
+        got = prog.dram.copy()
+        ob.run_program(dev2, cfg, prog.insns, got)
+        assert np.array_equal(got, ref)
+    with pytest.raises(ob.OpenCLError, match="does not match configuration cloud32"):
+        ob.OpenCLDevice(load_config("cloud32"), 1 << 20, platform=PLATFORM, binary=binary)
+
+
+def _raw_run(cfg: Config, insns: list[Insn], dram_size: int = 4096):  # type: ignore[no-untyped-def]
+    dev = device(cfg.name)
+    from vtabench.isa.insn import encode_program
+
+    code = encode_program(cfg, insns)
+    dev.allocator.reset()
+    dev.alloc(dram_size, align=4096)
+    iaddr = dev.alloc(len(code), align=16)
+    dev.write(iaddr, code)
+    return dev.run(iaddr, len(insns), timeout_s=30)
+
+
+def test_kernel_reports_deadlock() -> None:
+    cfg = load_config("default")
+    insns = [Insn(Opcode.GEMM, pop_prev_dep=1, uop_bgn=0, uop_end=0), Insn(Opcode.FINISH)]
+    with pytest.raises(ob.KernelRunError, match="deadlock.*instruction 0 waits forever for a "
+                                                "token in token queue l2g") as info:
+        _raw_run(cfg, insns)
+    assert info.value.index == 0
+
+
+def test_kernel_guards_dram_range() -> None:
+    cfg = load_config("default")
+    insns = [Insn(Opcode.LOAD, memory_type=MemType.ACC, dram_base=(MEM_BYTES // 64), y_size=1,
+                  x_size=1, x_stride=1), Insn(Opcode.FINISH)]
+    with pytest.raises(ob.KernelRunError, match="DRAM element outside device memory: "
+                                                "instruction 0"):
+        _raw_run(cfg, insns)
