@@ -136,6 +136,29 @@ def _build_args(waves: bool) -> list[str]:
     return args
 
 
+PUBLIC_VLT = TB_HDL_DIR / "public.vlt"
+#: "top": only vta_tb_top's signals are public (tb/hdl/public.vlt); "all": the runner's
+#: --public-flat-rw on every signal (slower model; useful to poke at internals from cocotb).
+PUBLIC = os.environ.get("VTABENCH_RTL_PUBLIC", "top")
+
+
+def _runner(public: str):  # -> cocotb_tools.runner.Verilator
+    from cocotb_tools.runner import Verilator, get_runner
+
+    if public == "all":
+        return get_runner("verilator")
+
+    class _TopPublicVerilator(Verilator):
+        """The cocotb Verilator runner without its global --public-flat-rw."""
+
+        def _build_command(self):  # type: ignore[no-untyped-def]
+            cmds = super()._build_command()
+            cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
+            return cmds
+
+    return _TopPublicVerilator()
+
+
 def _tool_versions() -> str:
     import cocotb
 
@@ -178,13 +201,15 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
             pkg.write_text(text)
         sources = [pkg] + core_sources(stub) + [TB_HDL_DIR / "axi_dram.sv",
                                                 TB_HDL_DIR / "vta_tb_top.sv"]
+        if PUBLIC != "all":
+            sources.append(PUBLIC_VLT)
         missing = [str(s) for s in sources if not s.exists()]
         if missing:
             raise RtlBuildError(f"missing RTL source(s): {', '.join(missing)}")
         args = _build_args(waves) + ([] if stub else ["-y", str(HDL_DIR), "+libext+.sv"])
         hashed = sources + ([] if stub else [f for f in hashed_rtl_files() if f not in sources])
         digest = _hash_inputs(hashed + [DRAM_CPP, PRELUDE_H], json.dumps(
-            [RECIPE_VERSION, args, _tool_versions(), cfg.as_dict()]))
+            [RECIPE_VERSION, args, _tool_versions(), cfg.as_dict(), PUBLIC]))
         stamp = bdir / "stamp.json"
         exe = bdir / TOPLEVEL
         if not force and exe.exists() and stamp.exists():
@@ -197,10 +222,8 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
                              float(info.get("seconds", 0.0)), stub)
         if exe.exists():
             exe.unlink()
-        from cocotb_tools.runner import get_runner
-
         t0 = time.monotonic()
-        runner = get_runner("verilator")
+        runner = _runner(PUBLIC)
         log = bdir / "build.log"
         try:
             runner.build(sources=[str(s) for s in sources], hdl_toplevel=TOPLEVEL,
