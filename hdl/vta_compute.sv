@@ -1,0 +1,435 @@
+// vta_compute: the compute stage. Takes LOAD UOP / LOAD ACC / LOAD ACC_8BIT, GEMM, ALU
+// and FINISH in order from its command queue. Token pops (l2g, s2g) before, pushes
+// (g2l, g2s) after each instruction. Loads run through its own vta_dma_rd into the uop
+// or acc buffer. GEMM and ALU run the two-level micro-op loop in a 4-stage pipeline,
+// one micro-op iteration per cycle with no stall:
+//   G0 loop counters, uop read          G1 index add + range check, inp/wgt read
+//   G2 acc reads (dst, src), GEMM MACs  G3 accumulate / ALU op, acc + out write
+// Accumulator read-after-write: a G2 read issued in the cycle of the previous
+// iteration's G3 write returns the old value; G3 forwards the previous write's result
+// when its address matches (dst or ALU src). Older writes are already in the RAM, so
+// any dst sequence gives the sequential result. A pipeline drains before the next
+// instruction starts. An out-of-range index stops the loop before the bad iteration
+// writes anything and reports the error.
+module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
+  parameter int unsigned AxiAddrWidth = 64,
+  parameter int unsigned BusBytes     = 64,
+  localparam int unsigned Aw          = AxiAddrWidth,
+  localparam int unsigned BusW        = BusBytes * 8,
+  localparam int unsigned QW          = 32 + INSN_WIDTH,
+  localparam int unsigned InpW        = BATCH * BLOCK_IN * INP_WIDTH,
+  localparam int unsigned WgtW        = BLOCK_OUT * BLOCK_IN * WGT_WIDTH,
+  localparam int unsigned AccW        = BATCH * BLOCK_OUT * ACC_WIDTH,
+  localparam int unsigned OutW        = BATCH * BLOCK_OUT * OUT_WIDTH
+) (
+  input  logic                          clk_i,
+  input  logic                          rst_ni,
+  input  logic                          clr_i,
+  input  logic                          halt_i,
+  input  logic [Aw-1:0]                 dram_off_i,
+  input  logic [Aw-1:0]                 dram_size_i,
+  // command queue
+  input  logic                          cmd_valid_i,
+  output logic                          cmd_ready_o,
+  input  logic [QW-1:0]                 cmd_i,
+  // tokens
+  input  logic                          l2g_valid_i,
+  output logic                          l2g_pop_o,
+  input  logic                          s2g_valid_i,
+  output logic                          s2g_pop_o,
+  input  logic                          g2l_ready_i,
+  output logic                          g2l_push_o,
+  input  logic                          g2s_ready_i,
+  output logic                          g2s_push_o,
+  // status
+  output logic                          busy_o,
+  output logic                          retire_o,
+  output logic                          finish_o,
+  output logic                          acc_wr_o,
+  output logic [7:0]                    err_o,
+  output logic [31:0]                   err_idx_o,
+  // memory engine read client
+  output logic                          req_valid_o,
+  input  logic                          req_ready_i,
+  output logic [Aw-1:0]                 req_addr_o,
+  output logic [31:0]                   req_len_o,
+  input  logic                          r_valid_i,
+  output logic                          r_ready_o,
+  input  logic [BusW-1:0]               r_data_i,
+  input  logic                          r_err_i,
+  // window writes into uop / acc (loads)
+  output logic                          uop_we_o,
+  output logic                          acc_win_we_o,
+  output logic [31:0]                   w_addr_o,
+  output logic [BusBytes-1:0]           w_mask_o,
+  output logic [BusW-1:0]               w_data_o,
+  // buffer reads
+  output logic [LOG_UOP_DEPTH-1:0]      uop_idx_o,
+  input  logic [UOP_WIDTH-1:0]          uop_data_i,
+  output logic [LOG_INP_DEPTH-1:0]      inp_idx_o,
+  input  logic [InpW-1:0]               inp_data_i,
+  output logic [LOG_WGT_DEPTH-1:0]      wgt_idx_o,
+  input  logic [WgtW-1:0]               wgt_data_i,
+  output logic [1:0][LOG_ACC_DEPTH-1:0] acc_idx_o,
+  input  logic [1:0][AccW-1:0]          acc_data_i,
+  // acc + out element write
+  output logic                          res_we_o,
+  output logic [LOG_ACC_DEPTH-1:0]      res_idx_o,
+  output logic [AccW-1:0]               res_acc_o,
+  output logic [OutW-1:0]               res_out_o
+);
+
+  localparam int unsigned Lanes = BATCH * BLOCK_OUT;
+
+  typedef enum logic [2:0] {S_IDLE, S_POP, S_LOAD, S_LOOP, S_DRAIN, S_PUSH} state_e;
+
+  state_e state_q, state_d;
+  logic [INSN_WIDTH-1:0] insn_q;
+  logic [31:0] idx_q;
+  logic [7:0]  err_q, err_d;
+  logic        finish_q, finish_d;
+
+  // ---------------------------------------------------------------- decode
+  logic [2:0]  opcode, alu_op;
+  logic        pop_prev, pop_next, push_prev, push_next;
+  logic        is_alu, reset_reg, use_imm;
+  logic [31:0] uop_bgn, uop_end, iter_out, iter_in;
+  logic [31:0] dfo, dfi, sfo, sfi, wfo, wfi;
+  logic [31:0] imm;
+
+  always_comb begin
+    opcode    = insn_q[GEMM_OPCODE_LSB +: 3];
+    pop_prev  = insn_q[GEMM_POP_PREV_DEP_LSB];
+    pop_next  = insn_q[GEMM_POP_NEXT_DEP_LSB];
+    push_prev = insn_q[GEMM_PUSH_PREV_DEP_LSB];
+    push_next = insn_q[GEMM_PUSH_NEXT_DEP_LSB];
+    is_alu    = (opcode == 3'(OPCODE_ALU));
+    reset_reg = insn_q[GEMM_RESET_REG_LSB];
+    uop_bgn   = 32'(insn_q[GEMM_UOP_BGN_LSB +: GEMM_UOP_BGN_WIDTH]);
+    uop_end   = 32'(insn_q[GEMM_UOP_END_LSB +: GEMM_UOP_END_WIDTH]);
+    iter_out  = 32'(insn_q[GEMM_ITER_OUT_LSB +: GEMM_ITER_OUT_WIDTH]);
+    iter_in   = 32'(insn_q[GEMM_ITER_IN_LSB +: GEMM_ITER_IN_WIDTH]);
+    dfo       = 32'(insn_q[GEMM_DST_FACTOR_OUT_LSB +: GEMM_DST_FACTOR_OUT_WIDTH]);
+    dfi       = 32'(insn_q[GEMM_DST_FACTOR_IN_LSB +: GEMM_DST_FACTOR_IN_WIDTH]);
+    wfo       = 32'(insn_q[GEMM_WGT_FACTOR_OUT_LSB +: GEMM_WGT_FACTOR_OUT_WIDTH]);
+    wfi       = 32'(insn_q[GEMM_WGT_FACTOR_IN_LSB +: GEMM_WGT_FACTOR_IN_WIDTH]);
+    if (is_alu) begin
+      sfo = 32'(insn_q[ALU_SRC_FACTOR_OUT_LSB +: ALU_SRC_FACTOR_OUT_WIDTH]);
+      sfi = 32'(insn_q[ALU_SRC_FACTOR_IN_LSB +: ALU_SRC_FACTOR_IN_WIDTH]);
+    end else begin
+      sfo = 32'(insn_q[GEMM_SRC_FACTOR_OUT_LSB +: GEMM_SRC_FACTOR_OUT_WIDTH]);
+      sfi = 32'(insn_q[GEMM_SRC_FACTOR_IN_LSB +: GEMM_SRC_FACTOR_IN_WIDTH]);
+    end
+    alu_op  = insn_q[ALU_ALU_OPCODE_LSB +: 3];
+    use_imm = insn_q[ALU_USE_IMM_LSB];
+    imm     = 32'($signed(insn_q[ALU_IMM_LSB +: IMM_WIDTH]));
+  end
+
+  // ---------------------------------------------------------------- loop generator (G0)
+  logic [31:0] u_q, i0_q, i1_q;
+  logic [31:0] d_out_q, d_cur_q, s_out_q, s_cur_q, w_out_q, w_cur_q;
+  logic        gen, gen_last;
+
+  // ---------------------------------------------------------------- pipeline registers
+  logic        g1_q, g2_q, g3_q;
+  logic [31:0] g1_d_q, g1_s_q, g1_w_q;
+  logic [LOG_ACC_DEPTH-1:0] g2_a_q, g2_s_q, g3_a_q, g3_s_q;
+  logic        wb_q;
+  logic [LOG_ACC_DEPTH-1:0] wb_a_q;
+  logic [AccW-1:0] wb_data_q;
+
+  // G1: indices and checks
+  logic [31:0] a1, s1, w1;
+  logic        bad1;
+
+  always_comb begin
+    a1   = 32'(uop_data_i[UOP_DST_IDX_LSB +: UOP_DST_IDX_WIDTH]) + g1_d_q;
+    s1   = 32'(uop_data_i[UOP_SRC_IDX_LSB +: UOP_SRC_IDX_WIDTH]) + g1_s_q;
+    w1   = 32'(uop_data_i[UOP_WGT_IDX_LSB +: UOP_WGT_IDX_WIDTH]) + g1_w_q;
+    bad1 = (a1 >= 32'(ACC_DEPTH));
+    if (is_alu) begin
+      if (!use_imm && s1 >= 32'(ACC_DEPTH)) bad1 = 1'b1;
+    end else if (!reset_reg) begin
+      if (s1 >= 32'(INP_DEPTH) || w1 >= 32'(WGT_DEPTH)) bad1 = 1'b1;
+    end
+    bad1 = bad1 && g1_q;
+  end
+
+  assign uop_idx_o = LOG_UOP_DEPTH'(u_q);
+  assign inp_idx_o = LOG_INP_DEPTH'(s1);
+  assign wgt_idx_o = LOG_WGT_DEPTH'(w1);
+  assign acc_idx_o = {g2_s_q, g2_a_q};
+
+  // G2 -> G3: MACs
+  logic [AccW-1:0] dot;
+
+  vta_gemm_dp u_gemm (
+    .clk_i (clk_i),
+    .en_i  (g2_q && !is_alu && !reset_reg),
+    .inp_i (inp_data_i),
+    .wgt_i (wgt_data_i),
+    .dot_o (dot)
+  );
+
+  // G3: forward, compute, write
+  logic [AccW-1:0] op_a, op_b, alu_b, alu_y, gemm_y, res;
+
+  always_comb begin
+    op_a = acc_data_i[0];
+    op_b = acc_data_i[1];
+    if (wb_q && wb_a_q == g3_a_q) op_a = wb_data_q;
+    if (wb_q && wb_a_q == g3_s_q) op_b = wb_data_q;
+    alu_b = use_imm ? {Lanes{imm}} : op_b;
+    for (int unsigned l = 0; l < Lanes; l++) begin
+      gemm_y[l*32 +: 32] = op_a[l*32 +: 32] + dot[l*32 +: 32];
+    end
+    if (is_alu)         res = alu_y;
+    else if (reset_reg) res = '0;
+    else                res = gemm_y;
+    for (int unsigned l = 0; l < Lanes; l++) begin
+      res_out_o[l*8 +: 8] = res[l*32 +: 8];
+    end
+  end
+
+  vta_alu u_alu (
+    .op_i (alu_op),
+    .a_i  (op_a),
+    .b_i  (alu_b),
+    .y_o  (alu_y)
+  );
+
+  assign res_we_o  = g3_q && !halt_i;
+  assign res_idx_o = g3_a_q;
+  assign res_acc_o = res;
+  assign acc_wr_o  = res_we_o;
+
+  // ---------------------------------------------------------------- loads
+  logic        dma_start, dma_busy, dma_done, dma_w;
+  logic [7:0]  dma_err;
+  logic [2:0]  dma_mtype;
+
+  vta_dma_rd #(
+    .AxiAddrWidth (AxiAddrWidth),
+    .BusBytes     (BusBytes)
+  ) u_dma (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .halt_i      (halt_i),
+    .start_i     (dma_start),
+    .insn_i      (insn_q),
+    .dram_off_i  (dram_off_i),
+    .dram_size_i (dram_size_i),
+    .busy_o      (dma_busy),
+    .done_o      (dma_done),
+    .err_o       (dma_err),
+    .mtype_o     (dma_mtype),
+    .req_valid_o (req_valid_o),
+    .req_ready_i (req_ready_i),
+    .req_addr_o  (req_addr_o),
+    .req_len_o   (req_len_o),
+    .r_valid_i   (r_valid_i),
+    .r_ready_o   (r_ready_o),
+    .r_data_i    (r_data_i),
+    .r_err_i     (r_err_i),
+    .w_valid_o   (dma_w),
+    .w_addr_o    (w_addr_o),
+    .w_mask_o    (w_mask_o),
+    .w_data_o    (w_data_o)
+  );
+
+  assign uop_we_o     = dma_w && (dma_mtype == 3'(MEM_ID_UOP));
+  assign acc_win_we_o = dma_w && (dma_mtype != 3'(MEM_ID_UOP));
+
+  // ---------------------------------------------------------------- control
+  logic tokens_ok, push_ok, loop_empty, uop_bad;
+
+  assign tokens_ok  = (!pop_prev || l2g_valid_i) && (!pop_next || s2g_valid_i);
+  assign push_ok    = (!push_prev || g2l_ready_i) && (!push_next || g2s_ready_i);
+  assign loop_empty = (iter_out == '0) || (iter_in == '0) || (uop_bgn == uop_end);
+  assign uop_bad    = (uop_bgn > uop_end) || (uop_end > 32'(UOP_DEPTH));
+  assign gen        = (state_q == S_LOOP) && !halt_i && !bad1;
+  assign gen_last   = (u_q + 32'd1 >= uop_end) && (i1_q + 32'd1 >= iter_in) &&
+                      (i0_q + 32'd1 >= iter_out);
+
+  always_comb begin
+    state_d     = state_q;
+    err_d       = err_q;
+    finish_d    = finish_q;
+    cmd_ready_o = 1'b0;
+    l2g_pop_o   = 1'b0;
+    s2g_pop_o   = 1'b0;
+    g2l_push_o  = 1'b0;
+    g2s_push_o  = 1'b0;
+    retire_o    = 1'b0;
+    dma_start   = 1'b0;
+    case (state_q)
+      S_IDLE: begin
+        if (cmd_valid_i && err_q == ERR_NONE) begin
+          cmd_ready_o = 1'b1;
+          state_d     = S_POP;
+        end
+      end
+      S_POP: begin
+        if (tokens_ok) begin
+          l2g_pop_o = pop_prev;
+          s2g_pop_o = pop_next;
+          case (opcode)
+            3'(OPCODE_LOAD): begin
+              dma_start = 1'b1;
+              state_d   = S_LOAD;
+            end
+            3'(OPCODE_GEMM), 3'(OPCODE_ALU): begin
+              if (uop_bad) begin
+                err_d   = ERR_SRAM_UOP;
+                state_d = S_IDLE;
+              end else if (loop_empty) begin
+                state_d = S_PUSH;
+              end else begin
+                state_d = S_LOOP;
+              end
+            end
+            3'(OPCODE_FINISH): begin
+              finish_d = 1'b1;
+              state_d  = S_PUSH;
+            end
+            default: begin
+              err_d   = ERR_OPCODE;
+              state_d = S_IDLE;
+            end
+          endcase
+        end
+      end
+      S_LOAD: begin
+        if (dma_done) begin
+          if (dma_err != ERR_NONE) begin
+            err_d   = dma_err;
+            state_d = S_IDLE;
+          end else begin
+            state_d = S_PUSH;
+          end
+        end
+      end
+      S_LOOP: begin
+        if (gen && gen_last) state_d = S_DRAIN;
+      end
+      S_DRAIN: begin
+        if (!g1_q && !g2_q && !g3_q) state_d = S_PUSH;
+      end
+      default: begin  // S_PUSH
+        if (push_ok) begin
+          g2l_push_o = push_prev;
+          g2s_push_o = push_next;
+          retire_o   = 1'b1;
+          state_d    = S_IDLE;
+        end
+      end
+    endcase
+    if (bad1) begin
+      err_d   = is_alu ? ERR_SRAM_ALU : ERR_SRAM_GEMM;
+      state_d = S_IDLE;
+    end
+    if (halt_i || clr_i) state_d = S_IDLE;
+    if (clr_i) begin
+      err_d    = ERR_NONE;
+      finish_d = 1'b0;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q  <= S_IDLE;
+      insn_q   <= '0;
+      idx_q    <= '0;
+      err_q    <= ERR_NONE;
+      finish_q <= 1'b0;
+      u_q      <= '0;
+      i0_q     <= '0;
+      i1_q     <= '0;
+      d_out_q  <= '0;
+      d_cur_q  <= '0;
+      s_out_q  <= '0;
+      s_cur_q  <= '0;
+      w_out_q  <= '0;
+      w_cur_q  <= '0;
+      g1_q     <= 1'b0;
+      g2_q     <= 1'b0;
+      g3_q     <= 1'b0;
+      g1_d_q   <= '0;
+      g1_s_q   <= '0;
+      g1_w_q   <= '0;
+      g2_a_q   <= '0;
+      g2_s_q   <= '0;
+      g3_a_q   <= '0;
+      g3_s_q   <= '0;
+      wb_q     <= 1'b0;
+      wb_a_q   <= '0;
+    end else begin
+      state_q  <= state_d;
+      err_q    <= err_d;
+      finish_q <= finish_d;
+      if (cmd_ready_o) begin
+        insn_q <= cmd_i[INSN_WIDTH-1:0];
+        idx_q  <= cmd_i[QW-1:INSN_WIDTH];
+      end
+      // loop counters
+      if (state_q == S_POP) begin
+        u_q     <= uop_bgn;
+        i0_q    <= '0;
+        i1_q    <= '0;
+        d_out_q <= '0;
+        d_cur_q <= '0;
+        s_out_q <= '0;
+        s_cur_q <= '0;
+        w_out_q <= '0;
+        w_cur_q <= '0;
+      end else if (gen) begin
+        if (u_q + 32'd1 < uop_end) begin
+          u_q <= u_q + 32'd1;
+        end else begin
+          u_q <= uop_bgn;
+          if (i1_q + 32'd1 < iter_in) begin
+            i1_q    <= i1_q + 32'd1;
+            d_cur_q <= d_cur_q + dfi;
+            s_cur_q <= s_cur_q + sfi;
+            w_cur_q <= w_cur_q + wfi;
+          end else begin
+            i1_q    <= '0;
+            i0_q    <= i0_q + 32'd1;
+            d_out_q <= d_out_q + dfo;
+            s_out_q <= s_out_q + sfo;
+            w_out_q <= w_out_q + wfo;
+            d_cur_q <= d_out_q + dfo;
+            s_cur_q <= s_out_q + sfo;
+            w_cur_q <= w_out_q + wfo;
+          end
+        end
+      end
+      // pipeline
+      g1_q   <= gen;
+      g1_d_q <= d_cur_q;
+      g1_s_q <= s_cur_q;
+      g1_w_q <= w_cur_q;
+      g2_q   <= g1_q && !bad1 && !halt_i;
+      g2_a_q <= LOG_ACC_DEPTH'(a1);
+      g2_s_q <= LOG_ACC_DEPTH'(s1);
+      g3_q   <= g2_q && !halt_i;
+      g3_a_q <= g2_a_q;
+      g3_s_q <= g2_s_q;
+      wb_q   <= res_we_o;
+      wb_a_q <= g3_a_q;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    wb_data_q <= res;
+  end
+
+  logic unused_uop;  // micro-op bits above the three index fields (configuration dependent)
+  assign unused_uop = ^uop_data_i;
+
+  assign busy_o    = (state_q != S_IDLE) || dma_busy || g1_q || g2_q || g3_q;
+  assign finish_o  = finish_q;
+  assign err_o     = err_q;
+  assign err_idx_o = idx_q;
+
+endmodule : vta_compute

@@ -1,0 +1,378 @@
+// vta_dma_rd: the load/padding path shared by the load stage (INP, WGT) and the
+// compute stage (UOP, ACC, ACC_8BIT). For one LOAD instruction it checks pads, SRAM
+// range and DRAM range first (any violation: done_o with err_o, nothing requested),
+// then runs two decoupled processes:
+//   - issue: one memory-engine request per DRAM row (x_size elements), rows x_stride
+//     elements apart, up to DescDepth rows ahead of the writer;
+//   - write: walks the SRAM rows in order, writing zero padding one bus window per
+//     cycle and the row data one beat per cycle as it arrives (byte-window writes into
+//     the target buffer, see vta_buf). ACC_8BIT beats are sign-extended int8 -> int32
+//     in four sub-windows (a quarter beat per cycle).
+// done_o pulses when the last SRAM write is done.
+module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
+  parameter int unsigned AxiAddrWidth = 64,
+  parameter int unsigned BusBytes     = 64,
+  localparam int unsigned Aw          = AxiAddrWidth,
+  localparam int unsigned BusW        = BusBytes * 8
+) (
+  input  logic                  clk_i,
+  input  logic                  rst_ni,
+  input  logic                  halt_i,
+  input  logic                  start_i,
+  input  logic [INSN_WIDTH-1:0] insn_i,
+  input  logic [Aw-1:0]         dram_off_i,
+  input  logic [Aw-1:0]         dram_size_i,
+  output logic                  busy_o,
+  output logic                  done_o,
+  output logic [7:0]            err_o,
+  output logic [2:0]            mtype_o,
+  // memory engine read client
+  output logic                  req_valid_o,
+  input  logic                  req_ready_i,
+  output logic [Aw-1:0]         req_addr_o,
+  output logic [31:0]           req_len_o,
+  input  logic                  r_valid_i,
+  output logic                  r_ready_o,
+  input  logic [BusW-1:0]       r_data_i,
+  input  logic                  r_err_i,
+  // buffer window write (byte address inside the target buffer)
+  output logic                  w_valid_o,
+  output logic [31:0]           w_addr_o,
+  output logic [BusBytes-1:0]   w_mask_o,
+  output logic [BusW-1:0]       w_data_o
+);
+
+  localparam int unsigned LogBus    = $clog2(BusBytes);
+  localparam int unsigned DescDepth = 32;
+  localparam int unsigned Quarter   = BusBytes / 4;
+
+  typedef enum logic [1:0] {S_IDLE, S_CHECK, S_RUN, S_DONE} state_e;
+  typedef enum logic [1:0] {P_LEAD, P_DATA, P_TRAIL} phase_e;
+
+  state_e state_q, state_d;
+  phase_e phase_q, phase_d;
+
+  // instruction fields (registered at start)
+  logic [2:0]  mtype_q;
+  logic [15:0] sram_base_q, y_size_q, x_size_q, x_stride_q;
+  logic [31:0] dram_base_q;
+  logic [3:0]  yp0_q, yp1_q, xp0_q, xp1_q;
+  logic [7:0]  err_q, err_d;
+
+  // per memory type constants
+  logic [3:0]  leb, lseb;                 // log2 element bytes in DRAM / SRAM
+  logic [31:0] depth;
+  logic        expand, pad_ok;
+  logic [7:0]  sram_err;
+
+  always_comb begin
+    leb      = 4'($clog2(INP_ELEM_BYTES));
+    lseb     = 4'($clog2(INP_ELEM_BYTES));
+    depth    = 32'(INP_DEPTH);
+    expand   = 1'b0;
+    pad_ok   = 1'b1;
+    sram_err = ERR_SRAM_LOAD;
+    case (mtype_q)
+      3'(MEM_ID_UOP): begin
+        leb = 4'($clog2(UOP_ELEM_BYTES)); lseb = leb; depth = 32'(UOP_DEPTH);
+        pad_ok = 1'b0; sram_err = ERR_SRAM_UOP;
+      end
+      3'(MEM_ID_WGT): begin
+        leb = 4'($clog2(WGT_ELEM_BYTES)); lseb = leb; depth = 32'(WGT_DEPTH); pad_ok = 1'b0;
+      end
+      3'(MEM_ID_ACC): begin
+        leb = 4'($clog2(ACC_ELEM_BYTES)); lseb = leb; depth = 32'(ACC_DEPTH);
+      end
+      3'(MEM_ID_ACC_8BIT): begin
+        leb = 4'($clog2(ACC8_ELEM_BYTES)); lseb = 4'($clog2(ACC_ELEM_BYTES));
+        depth = 32'(ACC_DEPTH); expand = 1'b1;
+      end
+      default: ;
+    endcase
+  end
+
+  // ---------------------------------------------------------------- checks
+  logic [16:0] row_elems, total_rows;
+  logic [33:0] total_elems;
+  logic [47:0] dram_end;
+  logic        noop, any_pad, legal_type;
+
+  always_comb begin
+    row_elems   = 17'(xp0_q) + 17'(x_size_q) + 17'(xp1_q);
+    total_rows  = 17'(yp0_q) + 17'(y_size_q) + 17'(yp1_q);
+    total_elems = 34'(row_elems) * 34'(total_rows);
+    dram_end    = (48'(dram_base_q) + 48'(y_size_q - 16'd1) * 48'(x_stride_q) + 48'(x_size_q)) << leb;
+    noop        = (x_size_q == '0) || (y_size_q == '0);
+    any_pad     = |{yp0_q, yp1_q, xp0_q, xp1_q};
+    legal_type  = (mtype_q == 3'(MEM_ID_UOP)) || (mtype_q == 3'(MEM_ID_WGT)) ||
+                  (mtype_q == 3'(MEM_ID_INP)) || (mtype_q == 3'(MEM_ID_ACC)) ||
+                  (mtype_q == 3'(MEM_ID_ACC_8BIT));
+  end
+
+  // ---------------------------------------------------------------- issue process
+  logic [15:0]  iss_y_q;
+  logic [Aw-1:0] iss_addr_q;
+  logic [31:0]  row_len, stride_bytes;
+  logic         df_ready, df_valid, df_pop;
+  logic [LogBus-1:0] df_alo;
+
+  assign row_len      = 32'(x_size_q) << leb;
+  assign stride_bytes = 32'(x_stride_q) << leb;
+  assign req_valid_o  = (state_q == S_RUN) && !halt_i && (iss_y_q < y_size_q) && df_ready;
+  assign req_addr_o   = iss_addr_q;
+  assign req_len_o    = row_len;
+
+  vta_fifo #(
+    .Width (LogBus),
+    .Depth (DescDepth)
+  ) u_desc (
+    .clk_i    (clk_i),
+    .rst_ni   (rst_ni),
+    .clr_i    (start_i),
+    .wvalid_i (req_valid_o && req_ready_i),
+    .wready_o (df_ready),
+    .wdata_i  (LogBus'(iss_addr_q)),
+    .rvalid_o (df_valid),
+    .rready_i (df_pop),
+    .rdata_o  (df_alo),
+    .count_o  ()
+  );
+
+  // ---------------------------------------------------------------- write process
+  logic [16:0] wy_q, wy_d;
+  logic [31:0] pad_left_q, pad_left_d;
+  logic [31:0] ptr_q, ptr_d;
+  logic signed [33:0] off_q, off_d, off_cur, src_off;
+  logic        first_q, first_d;
+  logic [1:0]  sub_q, sub_d;
+  logic [31:0] xp0_bytes, xp1_bytes, row_bytes, data_bytes;
+  logic [31:0] pad_n;
+  logic        beat_last;
+  logic [BusBytes-1:0] beat_mask;
+  logic [Quarter-1:0]  q_mask;
+
+  assign xp0_bytes  = 32'(xp0_q) << lseb;
+  assign xp1_bytes  = 32'(xp1_q) << lseb;
+  assign row_bytes  = 32'(row_elems) << lseb;
+  assign data_bytes = 32'(x_size_q) << lseb;
+
+  // byte i of a window starting at offset o of the row is data when 0 <= o + i < len
+  function automatic logic [BusBytes-1:0] win_mask(logic signed [33:0] o, logic [31:0] len);
+    logic [BusBytes-1:0] m;
+    for (int i = 0; i < BusBytes; i++) begin
+      m[i] = ((o + 34'(i)) >= 0) && ((o + 34'(i)) < $signed({2'b00, len}));
+    end
+    return m;
+  endfunction
+
+  always_comb begin
+    off_cur   = first_q ? -$signed(34'(df_alo)) : off_q;
+    src_off   = off_cur + $signed(34'(sub_q) * 34'(Quarter));
+    beat_last = (off_cur + 34'(BusBytes)) >= $signed({2'b00, row_len});
+    beat_mask = win_mask(off_cur, row_len);
+    for (int i = 0; i < Quarter; i++) begin
+      q_mask[i] = ((src_off + 34'(i)) >= 0) && ((src_off + 34'(i)) < $signed({2'b00, row_len}));
+    end
+    pad_n = (pad_left_q < 32'(BusBytes)) ? pad_left_q : 32'(BusBytes);
+  end
+
+  // what the writer does at the start of SRAM row er_y (0 after the checks, else the next row)
+  logic [16:0] er_y;
+  logic        er_done, er_data;
+  phase_e      er_phase;
+  logic [31:0] er_pad;
+
+  always_comb begin
+    er_y     = (state_q == S_CHECK) ? 17'd0 : wy_q + 17'd1;
+    er_done  = (er_y == total_rows);
+    er_data  = 1'b0;
+    er_phase = P_DATA;
+    er_pad   = '0;
+    if (er_y < 17'(yp0_q) || er_y >= 17'(yp0_q) + 17'(y_size_q)) begin
+      er_phase = P_TRAIL;
+      er_pad   = row_bytes;
+    end else if (xp0_q != '0) begin
+      er_phase = P_LEAD;
+      er_pad   = xp0_bytes;
+    end else begin
+      er_data  = 1'b1;
+    end
+  end
+
+  always_comb begin
+    state_d    = state_q;
+    phase_d    = phase_q;
+    err_d      = err_q;
+    wy_d       = wy_q;
+    pad_left_d = pad_left_q;
+    ptr_d      = ptr_q;
+    off_d      = off_q;
+    first_d    = first_q;
+    sub_d      = sub_q;
+    r_ready_o  = 1'b0;
+    df_pop     = 1'b0;
+    w_valid_o  = 1'b0;
+    w_addr_o   = ptr_q;
+    w_mask_o   = '0;
+    w_data_o   = '0;
+    case (state_q)
+      S_IDLE: ;
+      S_CHECK: begin
+        state_d = S_DONE;
+        if (!legal_type) begin
+          err_d = ERR_MEM_TYPE;
+        end else if (any_pad && (noop || !pad_ok)) begin
+          err_d = ERR_MEM_TYPE;
+        end else if (!noop) begin
+          if (34'(sram_base_q) + total_elems > 34'(depth)) begin
+            err_d = sram_err;
+          end else if (64'(dram_end) > 64'(dram_size_i)) begin
+            err_d = ERR_DRAM_RANGE;
+          end else begin
+            state_d = S_RUN;
+            ptr_d   = 32'(sram_base_q) << lseb;
+            sub_d   = '0;
+            wy_d       = er_y;
+            phase_d    = er_phase;
+            pad_left_d = er_pad;
+            first_d    = er_data;
+            if (er_done) state_d = S_DONE;
+          end
+        end
+      end
+      S_RUN: begin
+        case (phase_q)
+          P_LEAD, P_TRAIL: begin
+            w_valid_o  = 1'b1;
+            w_mask_o   = {BusBytes{1'b1}} >> (32'(BusBytes) - pad_n);
+            ptr_d      = ptr_q + pad_n;
+            pad_left_d = pad_left_q - pad_n;
+            if (pad_left_q == pad_n) begin
+              if (phase_q == P_LEAD) begin
+                phase_d = P_DATA;
+                first_d = 1'b1;
+              end else begin
+                wy_d       = er_y;
+                    phase_d    = er_phase;
+                    pad_left_d = er_pad;
+                    first_d    = er_data;
+                    if (er_done) state_d = S_DONE;
+              end
+            end
+          end
+          default: begin  // P_DATA
+            if (df_valid && r_valid_i) begin
+              w_valid_o = 1'b1;
+              if (!expand) begin
+                r_ready_o = 1'b1;
+                w_addr_o  = ptr_q + 32'(off_cur);
+                w_mask_o  = beat_mask;
+                w_data_o  = r_data_i;
+              end else begin
+                r_ready_o = (sub_q == 2'd3);
+                w_addr_o  = ptr_q + (32'(src_off) << 2);
+                for (int i = 0; i < Quarter; i++) begin
+                  w_mask_o[4*i +: 4] = {4{q_mask[i]}};
+                  w_data_o[32*i +: 32] = 32'($signed(r_data_i[(32'(sub_q) * Quarter + 32'(i)) * 8 +: 8]));
+                end
+                sub_d = sub_q + 2'd1;
+              end
+              if (r_ready_o) begin
+                if (r_err_i) begin
+                  err_d   = ERR_AXI_RD;
+                  state_d = S_DONE;
+                end
+                first_d = 1'b0;
+                off_d   = off_cur + 34'(BusBytes);
+                if (beat_last) begin
+                  df_pop = 1'b1;
+                  ptr_d  = ptr_q + data_bytes;
+                  if (xp1_q != '0) begin
+                    phase_d    = P_TRAIL;
+                    pad_left_d = xp1_bytes;
+                  end else begin
+                    wy_d       = er_y;
+                    phase_d    = er_phase;
+                    pad_left_d = er_pad;
+                    first_d    = er_data;
+                    if (er_done) state_d = S_DONE;
+                  end
+                end
+              end
+            end
+          end
+        endcase
+        if (err_d != ERR_NONE) state_d = S_DONE;
+      end
+      default: state_d = S_IDLE;  // S_DONE
+    endcase
+    if (start_i) begin
+      state_d = S_CHECK;
+      err_d   = ERR_NONE;
+    end
+    if (halt_i) state_d = S_IDLE;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q     <= S_IDLE;
+      phase_q     <= P_LEAD;
+      err_q       <= ERR_NONE;
+      mtype_q     <= '0;
+      sram_base_q <= '0;
+      dram_base_q <= '0;
+      y_size_q    <= '0;
+      x_size_q    <= '0;
+      x_stride_q  <= '0;
+      yp0_q       <= '0;
+      yp1_q       <= '0;
+      xp0_q       <= '0;
+      xp1_q       <= '0;
+      wy_q        <= '0;
+      pad_left_q  <= '0;
+      ptr_q       <= '0;
+      off_q       <= '0;
+      first_q     <= 1'b0;
+      sub_q       <= '0;
+      iss_y_q     <= '0;
+      iss_addr_q  <= '0;
+    end else begin
+      state_q    <= state_d;
+      phase_q    <= phase_d;
+      err_q      <= err_d;
+      wy_q       <= wy_d;
+      pad_left_q <= pad_left_d;
+      ptr_q      <= ptr_d;
+      off_q      <= off_d;
+      first_q    <= first_d;
+      sub_q      <= sub_d;
+      if (start_i) begin
+        mtype_q     <= insn_i[MEM_MEMORY_TYPE_LSB +: 3];
+        sram_base_q <= insn_i[MEM_SRAM_BASE_LSB +: 16];
+        dram_base_q <= insn_i[MEM_DRAM_BASE_LSB +: 32];
+        y_size_q    <= insn_i[MEM_Y_SIZE_LSB +: 16];
+        x_size_q    <= insn_i[MEM_X_SIZE_LSB +: 16];
+        x_stride_q  <= insn_i[MEM_X_STRIDE_LSB +: 16];
+        yp0_q       <= insn_i[MEM_Y_PAD_0_LSB +: 4];
+        yp1_q       <= insn_i[MEM_Y_PAD_1_LSB +: 4];
+        xp0_q       <= insn_i[MEM_X_PAD_0_LSB +: 4];
+        xp1_q       <= insn_i[MEM_X_PAD_1_LSB +: 4];
+        iss_y_q     <= '0;
+      end else if (state_q == S_CHECK) begin
+        iss_addr_q  <= dram_off_i + (Aw'(dram_base_q) << leb);
+      end else if (req_valid_o && req_ready_i) begin
+        iss_y_q     <= iss_y_q + 16'd1;
+        iss_addr_q  <= iss_addr_q + Aw'(stride_bytes);
+      end
+    end
+  end
+
+  logic unused_insn;  // opcode and token flags are the stage's business
+  assign unused_insn = ^insn_i;
+
+  assign busy_o  = (state_q != S_IDLE);
+  assign done_o  = (state_q == S_DONE);
+  assign err_o   = err_q;
+  assign mtype_o = mtype_q;
+
+endmodule : vta_dma_rd

@@ -1,0 +1,220 @@
+// vta_fetch: reads the instruction stream (insn_count 16-byte instructions from
+// insn_base) through the memory engine and routes each instruction, tagged with its
+// index, to the load, compute or store command queue (spec section 3). It requests at
+// most a beat buffer's worth of data ahead (credits), so it always accepts its read
+// beats and never blocks the shared R channel. It checks what routing needs: opcode,
+// memory type, the token flags a stage must not use, ALU opcode / reset_reg, and the
+// FINISH rule (exactly once, last, no other field set); the first violation is reported
+// in err_o / err_idx_o and fetch stops.
+module vta_fetch import vta_pkg::*; import vta_err_pkg::*; #(
+  parameter int unsigned AxiAddrWidth = 64,
+  parameter int unsigned BusBytes     = 64,
+  localparam int unsigned Aw          = AxiAddrWidth,
+  localparam int unsigned QW          = 32 + INSN_WIDTH
+) (
+  input  logic              clk_i,
+  input  logic              rst_ni,
+  input  logic              start_i,
+  input  logic              halt_i,
+  input  logic [31:0]       insn_count_i,
+  input  logic [Aw-1:0]     insn_base_i,
+  output logic              done_o,       // every instruction routed
+  output logic [7:0]        err_o,        // pulse-free: held until start_i
+  output logic [31:0]       err_idx_o,
+  // memory engine read client
+  output logic              req_valid_o,
+  input  logic              req_ready_i,
+  output logic [Aw-1:0]     req_addr_o,
+  output logic [31:0]       req_len_o,
+  input  logic              r_valid_i,
+  output logic              r_ready_o,
+  input  logic [BusBytes*8-1:0] r_data_i,
+  input  logic              r_err_i,
+  // command queues: {index, instruction}
+  output logic [QW-1:0]     q_data_o,
+  output logic              ld_valid_o,
+  input  logic              ld_ready_i,
+  output logic              cp_valid_o,
+  input  logic              cp_ready_i,
+  output logic              st_valid_o,
+  input  logic              st_ready_i
+);
+
+  localparam int unsigned InsnBytes   = INSN_WIDTH / 8;
+  localparam int unsigned LogInsn     = $clog2(InsnBytes);
+  localparam int unsigned LogBus      = $clog2(BusBytes);
+  localparam int unsigned InsnPerBeat = BusBytes / InsnBytes;
+  localparam int unsigned GroupBeats  = 8;                       // beats per request at most
+  localparam int unsigned GroupBytes  = GroupBeats * BusBytes;
+  localparam int unsigned BufBeats    = 2 * GroupBeats;
+  localparam int unsigned CredW       = 8;
+
+  logic              act_q;
+  logic [31:0]       count_q;
+  logic [Aw-1:0]     base_q;
+  logic [31:0]       req_idx_q;            // next instruction to request
+  logic [31:0]       idx_q;                // next instruction to route
+  logic [Aw-1:0]     cur_addr_q;           // byte address of instruction idx_q
+  logic [CredW-1:0]  cred_q;               // beats requested and not yet popped
+  logic [7:0]        err_q;
+  logic [31:0]       err_idx_q;
+
+  // ---------------------------------------------------------------- requests
+  logic [Aw-1:0] req_addr;
+  logic [31:0]   req_bytes, rem_bytes, grp_bytes, req_beats, req_n;
+
+  always_comb begin
+    req_addr  = base_q + (Aw'(req_idx_q) << LogInsn);
+    rem_bytes = (count_q - req_idx_q) << LogInsn;
+    grp_bytes = 32'(GroupBytes) - 32'(req_addr & Aw'(GroupBytes - 1));
+    req_bytes = (rem_bytes < grp_bytes) ? rem_bytes : grp_bytes;
+    req_n     = req_bytes >> LogInsn;
+    req_beats = 32'(((req_addr + Aw'(req_bytes) - Aw'(1)) >> LogBus) - (req_addr >> LogBus)) + 32'd1;
+  end
+
+  assign req_valid_o = act_q && !halt_i && (err_q == ERR_NONE) && (req_idx_q < count_q) &&
+                       (32'(cred_q) + req_beats <= 32'(BufBeats));
+  assign req_addr_o  = req_addr;
+  assign req_len_o   = req_bytes;
+
+  // ---------------------------------------------------------------- beat buffer
+  logic                  bf_valid, bf_pop;
+  logic [BusBytes*8-1:0] bf_data;
+
+  vta_fifo #(
+    .Width (BusBytes * 8),
+    .Depth (BufBeats)
+  ) u_beats (
+    .clk_i    (clk_i),
+    .rst_ni   (rst_ni),
+    .clr_i    (start_i),
+    .wvalid_i (r_valid_i),
+    .wready_o (r_ready_o),
+    .wdata_i  (r_data_i),
+    .rvalid_o (bf_valid),
+    .rready_i (bf_pop),
+    .rdata_o  (bf_data),
+    .count_o  ()
+  );
+
+  // ---------------------------------------------------------------- decode and route
+  logic [INSN_WIDTH-1:0] insn;
+  logic [2:0]  opcode, mtype, aluop;
+  logic        pop_prev, pop_next, push_prev, push_next, reset_reg;
+  logic [1:0]  target;                     // 0 load, 1 compute, 2 store
+  logic [7:0]  dec_err;
+  logic        last, lane_last, route, tgt_ready;
+  logic [31:0] lane;
+
+  always_comb begin
+    lane      = 32'((cur_addr_q >> LogInsn) & Aw'(InsnPerBeat - 1));
+    insn      = INSN_WIDTH'(bf_data >> (lane * INSN_WIDTH));
+    opcode    = insn[MEM_OPCODE_LSB +: 3];
+    pop_prev  = insn[MEM_POP_PREV_DEP_LSB];
+    pop_next  = insn[MEM_POP_NEXT_DEP_LSB];
+    push_prev = insn[MEM_PUSH_PREV_DEP_LSB];
+    push_next = insn[MEM_PUSH_NEXT_DEP_LSB];
+    mtype     = insn[MEM_MEMORY_TYPE_LSB +: 3];
+    aluop     = insn[ALU_ALU_OPCODE_LSB +: 3];
+    reset_reg = insn[ALU_RESET_REG_LSB];
+    last      = (idx_q + 32'd1 == count_q);
+    lane_last = (lane == 32'(InsnPerBeat - 1)) || last;
+    target    = 2'd1;
+    dec_err   = ERR_NONE;
+    case (opcode)
+      3'(OPCODE_LOAD): begin
+        if (mtype == 3'(MEM_ID_INP) || mtype == 3'(MEM_ID_WGT)) begin
+          target = 2'd0;
+          if (pop_prev || push_prev) dec_err = ERR_MEM_TYPE;
+        end else if (mtype == 3'(MEM_ID_UOP) || mtype == 3'(MEM_ID_ACC) ||
+                     mtype == 3'(MEM_ID_ACC_8BIT)) begin
+          target = 2'd1;
+        end else begin
+          dec_err = ERR_MEM_TYPE;
+        end
+      end
+      3'(OPCODE_STORE): begin
+        target = 2'd2;
+        if (mtype != 3'(MEM_ID_OUT)) dec_err = ERR_MEM_TYPE;
+        else if (pop_next || push_next) dec_err = ERR_MEM_TYPE;
+      end
+      3'(OPCODE_GEMM): target = 2'd1;
+      3'(OPCODE_ALU): begin
+        target = 2'd1;
+        if (aluop > 3'(ALU_OPCODE_MUL) || reset_reg) dec_err = ERR_ALU_OP;
+      end
+      3'(OPCODE_FINISH): begin
+        target = 2'd1;
+        if (!last || (insn[INSN_WIDTH-1:3] != '0)) dec_err = ERR_FINISH;
+      end
+      default: dec_err = ERR_OPCODE;
+    endcase
+    if (dec_err == ERR_NONE && last && opcode != 3'(OPCODE_FINISH)) dec_err = ERR_FINISH;
+    case (target)
+      2'd0:    tgt_ready = ld_ready_i;
+      2'd2:    tgt_ready = st_ready_i;
+      default: tgt_ready = cp_ready_i;
+    endcase
+    route = act_q && !halt_i && (err_q == ERR_NONE) && bf_valid && (idx_q < count_q) &&
+            (dec_err == ERR_NONE) && tgt_ready;
+  end
+
+  assign bf_pop     = route && lane_last;
+  assign q_data_o   = {idx_q, insn};
+  assign ld_valid_o = route && (target == 2'd0);
+  assign cp_valid_o = route && (target == 2'd1);
+  assign st_valid_o = route && (target == 2'd2);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      act_q      <= 1'b0;
+      count_q    <= '0;
+      base_q     <= '0;
+      req_idx_q  <= '0;
+      idx_q      <= '0;
+      cur_addr_q <= '0;
+      cred_q     <= '0;
+      err_q      <= ERR_NONE;
+      err_idx_q  <= '0;
+    end else if (start_i) begin
+      act_q      <= 1'b1;
+      count_q    <= insn_count_i;
+      base_q     <= insn_base_i;
+      req_idx_q  <= '0;
+      idx_q      <= '0;
+      cur_addr_q <= insn_base_i;
+      cred_q     <= '0;
+      err_q      <= ERR_NONE;
+      err_idx_q  <= '0;
+      if (insn_count_i == 32'd0) begin
+        err_q <= ERR_FINISH;
+      end else if (insn_base_i[LogInsn-1:0] != '0) begin
+        err_q <= ERR_ALIGN;
+      end
+    end else begin
+      if (req_valid_o && req_ready_i) begin
+        req_idx_q <= req_idx_q + req_n;
+      end
+      cred_q <= cred_q + ((req_valid_o && req_ready_i) ? CredW'(req_beats) : '0)
+                       - CredW'(bf_pop);
+      if (route) begin
+        idx_q      <= idx_q + 32'd1;
+        cur_addr_q <= cur_addr_q + Aw'(InsnBytes);
+      end
+      if (act_q && !halt_i && err_q == ERR_NONE) begin
+        if (r_valid_i && r_err_i) begin
+          err_q     <= ERR_AXI_RD;
+          err_idx_q <= idx_q;
+        end else if (bf_valid && idx_q < count_q && dec_err != ERR_NONE) begin
+          err_q     <= dec_err;
+          err_idx_q <= idx_q;
+        end
+      end
+    end
+  end
+
+  assign done_o    = act_q && (idx_q == count_q);
+  assign err_o     = err_q;
+  assign err_idx_o = err_idx_q;
+
+endmodule : vta_fetch

@@ -1,0 +1,311 @@
+// vta_mem_engine: the core's single AXI4 master.
+// Read side: NumRd clients (index 0 = highest priority) each ask for a contiguous byte
+// range; the engine takes one request at a time, splits it into INCR bursts of full
+// bus beats that never cross an aligned WindowBytes (4 KiB) window nor 256 beats, and
+// issues one AR per cycle with several bursts outstanding. ARID = client index; R beats
+// are routed back by RID (each client sees its beats in order). Clients must accept
+// their beats without waiting on anything but themselves.
+// Write side: one client (store) asks for byte ranges the same way (one AW per burst)
+// and streams beats + strobes; the engine adds WLAST per burst and sends W beats only
+// for bursts whose AW was accepted.
+// halt_i (core error): no new request or burst starts; R and B are drained; write
+// bursts already announced are completed with all strobes low. idle_o: nothing pending.
+module vta_mem_engine #(
+  parameter int unsigned AxiAddrWidth = 64,
+  parameter int unsigned AxiDataWidth = 512,
+  parameter int unsigned AxiIdWidth   = 4,
+  parameter int unsigned NumRd        = 3,
+  parameter int unsigned WindowBytes  = 4096,
+  localparam int unsigned Aw          = AxiAddrWidth,
+  localparam int unsigned Dw          = AxiDataWidth,
+  localparam int unsigned Sw          = AxiDataWidth / 8
+) (
+  input  logic                      clk_i,
+  input  logic                      rst_ni,
+  input  logic                      halt_i,
+  output logic                      idle_o,
+  output logic                      wr_idle_o,
+  // read clients
+  input  logic [NumRd-1:0]          rd_req_valid_i,
+  output logic [NumRd-1:0]          rd_req_ready_o,
+  input  logic [NumRd-1:0][Aw-1:0]  rd_req_addr_i,
+  input  logic [NumRd-1:0][31:0]    rd_req_len_i,    // bytes, > 0
+  output logic [NumRd-1:0]          rd_valid_o,
+  input  logic [NumRd-1:0]          rd_ready_i,
+  output logic [Dw-1:0]             rd_data_o,
+  output logic                      rd_err_o,        // with rd_valid_o: SLVERR / DECERR
+  // write client
+  input  logic                      wr_req_valid_i,
+  output logic                      wr_req_ready_o,
+  input  logic [Aw-1:0]             wr_req_addr_i,
+  input  logic [31:0]               wr_req_len_i,    // bytes, > 0
+  input  logic                      wr_valid_i,
+  output logic                      wr_ready_o,
+  input  logic [Dw-1:0]             wr_data_i,
+  input  logic [Sw-1:0]             wr_strb_i,
+  output logic                      wr_err_o,        // pulse: SLVERR / DECERR on B
+  // AXI4 master
+  output logic [AxiIdWidth-1:0]     m_axi_arid_o,
+  output logic [Aw-1:0]             m_axi_araddr_o,
+  output logic [7:0]                m_axi_arlen_o,
+  output logic [2:0]                m_axi_arsize_o,
+  output logic [1:0]                m_axi_arburst_o,
+  output logic                      m_axi_arvalid_o,
+  input  logic                      m_axi_arready_i,
+  input  logic [AxiIdWidth-1:0]     m_axi_rid_i,
+  input  logic [Dw-1:0]             m_axi_rdata_i,
+  input  logic [1:0]                m_axi_rresp_i,
+  input  logic                      m_axi_rlast_i,
+  input  logic                      m_axi_rvalid_i,
+  output logic                      m_axi_rready_o,
+  output logic [AxiIdWidth-1:0]     m_axi_awid_o,
+  output logic [Aw-1:0]             m_axi_awaddr_o,
+  output logic [7:0]                m_axi_awlen_o,
+  output logic [2:0]                m_axi_awsize_o,
+  output logic [1:0]                m_axi_awburst_o,
+  output logic                      m_axi_awvalid_o,
+  input  logic                      m_axi_awready_i,
+  output logic [Dw-1:0]             m_axi_wdata_o,
+  output logic [Sw-1:0]             m_axi_wstrb_o,
+  output logic                      m_axi_wlast_o,
+  output logic                      m_axi_wvalid_o,
+  input  logic                      m_axi_wready_i,
+  input  logic [AxiIdWidth-1:0]     m_axi_bid_i,
+  input  logic [1:0]                m_axi_bresp_i,
+  input  logic                      m_axi_bvalid_i,
+  output logic                      m_axi_bready_o
+);
+
+  localparam int unsigned LogSw      = $clog2(Sw);
+  localparam int unsigned WinBeats   = (WindowBytes / Sw > 256) ? 256 : WindowBytes / Sw;
+  localparam int unsigned WFifoDepth = 8;
+  localparam int unsigned CntW       = 16;
+
+  // Beats of the burst starting at beat address addr with beats_left beats to go.
+  function automatic logic [31:0] burst_beats(logic [Aw-1:0] addr, logic [31:0] beats_left);
+    logic [31:0] to_win;
+    to_win = 32'(WinBeats) - 32'((addr & Aw'(WindowBytes - 1)) >> LogSw);
+    if (32'(WinBeats) < to_win) to_win = 32'(WinBeats);
+    return (beats_left < to_win) ? beats_left : to_win;
+  endfunction
+
+  // Total beats of a byte range.
+  function automatic logic [31:0] range_beats(logic [Aw-1:0] addr, logic [31:0] len);
+    logic [Aw-1:0] first, last;
+    first = addr >> LogSw;
+    last  = (addr + Aw'(len) - Aw'(1)) >> LogSw;
+    return 32'(last - first) + 32'd1;
+  endfunction
+
+  // ---------------------------------------------------------------- read side
+  logic                   rd_act_q, rd_act_d;
+  logic [AxiIdWidth-1:0]  rd_cli_q, rd_cli_d;
+  logic [Aw-1:0]          rd_addr_q, rd_addr_d;    // beat-aligned address of the next burst
+  logic [31:0]            rd_left_q, rd_left_d;    // beats still to request
+  logic                   ar_valid_q, ar_valid_d;
+  logic [AxiIdWidth-1:0]  ar_id_q, ar_id_d;
+  logic [Aw-1:0]          ar_addr_q, ar_addr_d;
+  logic [7:0]             ar_len_q, ar_len_d;
+  logic [CntW-1:0]        rd_out_q;                // bursts outstanding
+  logic                   ar_free, rd_last_burst;
+  logic [31:0]            rd_n;
+
+  assign ar_free = !ar_valid_q || m_axi_arready_i;
+  assign rd_n    = burst_beats(rd_addr_q, rd_left_q);
+  assign rd_last_burst = (rd_n == rd_left_q);
+
+  always_comb begin
+    rd_act_d       = rd_act_q;
+    rd_cli_d       = rd_cli_q;
+    rd_addr_d      = rd_addr_q;
+    rd_left_d      = rd_left_q;
+    ar_valid_d     = ar_valid_q && !m_axi_arready_i;
+    ar_id_d        = ar_id_q;
+    ar_addr_d      = ar_addr_q;
+    ar_len_d       = ar_len_q;
+    rd_req_ready_o = '0;
+    if (rd_act_q && ar_free && !halt_i) begin
+      ar_valid_d = 1'b1;
+      ar_id_d    = rd_cli_q;
+      ar_addr_d  = rd_addr_q;
+      ar_len_d   = 8'(rd_n - 32'd1);
+      rd_addr_d  = rd_addr_q + (Aw'(rd_n) << LogSw);
+      rd_left_d  = rd_left_q - rd_n;
+      if (rd_last_burst) rd_act_d = 1'b0;
+    end
+    if (halt_i) begin
+      rd_act_d = 1'b0;
+    end else if (!rd_act_d) begin
+      // take the highest-priority request (also in the cycle the previous one ends)
+      for (int i = NumRd - 1; i >= 0; i--) begin
+        if (rd_req_valid_i[i]) begin
+          rd_cli_d = AxiIdWidth'(i);
+        end
+      end
+      if (|rd_req_valid_i) begin
+        for (int unsigned i = 0; i < NumRd; i++) begin
+          rd_req_ready_o[i] = (rd_cli_d == AxiIdWidth'(i));
+        end
+        rd_act_d  = 1'b1;
+        rd_addr_d = (rd_req_addr_i[rd_cli_d] >> LogSw) << LogSw;
+        rd_left_d = range_beats(rd_req_addr_i[rd_cli_d], rd_req_len_i[rd_cli_d]);
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rd_act_q   <= 1'b0;
+      rd_cli_q   <= '0;
+      rd_addr_q  <= '0;
+      rd_left_q  <= '0;
+      ar_valid_q <= 1'b0;
+      ar_id_q    <= '0;
+      ar_addr_q  <= '0;
+      ar_len_q   <= '0;
+      rd_out_q   <= '0;
+    end else begin
+      rd_act_q   <= rd_act_d;
+      rd_cli_q   <= rd_cli_d;
+      rd_addr_q  <= rd_addr_d;
+      rd_left_q  <= rd_left_d;
+      ar_valid_q <= ar_valid_d;
+      ar_id_q    <= ar_id_d;
+      ar_addr_q  <= ar_addr_d;
+      ar_len_q   <= ar_len_d;
+      rd_out_q   <= rd_out_q + CntW'(ar_valid_q && m_axi_arready_i)
+                             - CntW'(m_axi_rvalid_i && m_axi_rready_o && m_axi_rlast_i);
+    end
+  end
+
+  assign m_axi_arid_o    = ar_id_q;
+  assign m_axi_araddr_o  = ar_addr_q;
+  assign m_axi_arlen_o   = ar_len_q;
+  assign m_axi_arsize_o  = 3'(LogSw);
+  assign m_axi_arburst_o = 2'b01;
+  assign m_axi_arvalid_o = ar_valid_q;
+
+  always_comb begin
+    rd_valid_o     = '0;
+    m_axi_rready_o = 1'b1;
+    for (int unsigned i = 0; i < NumRd; i++) begin
+      if (m_axi_rid_i == AxiIdWidth'(i)) begin
+        rd_valid_o[i]  = m_axi_rvalid_i && !halt_i;
+        m_axi_rready_o = rd_ready_i[i] || halt_i;
+      end
+    end
+  end
+  assign rd_data_o = m_axi_rdata_i;
+  assign rd_err_o  = m_axi_rresp_i[1];
+
+  // ---------------------------------------------------------------- write side
+  logic              wr_act_q, wr_act_d;
+  logic [Aw-1:0]     wr_addr_q, wr_addr_d;
+  logic [31:0]       wr_left_q, wr_left_d;
+  logic              aw_valid_q, aw_valid_d;
+  logic [Aw-1:0]     aw_addr_q, aw_addr_d;
+  logic [7:0]        aw_len_q, aw_len_d;
+  logic [CntW-1:0]   wr_out_q;                 // bursts awaiting B
+  logic [31:0]       wr_n;
+  logic              aw_hs, w_hs, wf_ready, wf_valid, wf_pop, w_last;
+  logic [7:0]        wf_len;
+  logic [7:0]        w_beat_q;
+  logic [$clog2(WFifoDepth+1)-1:0] wf_count;
+
+  assign wr_n  = burst_beats(wr_addr_q, wr_left_q);
+  assign aw_hs = aw_valid_q && m_axi_awready_i;
+
+  always_comb begin
+    wr_act_d       = wr_act_q;
+    wr_addr_d      = wr_addr_q;
+    wr_left_d      = wr_left_q;
+    aw_valid_d     = aw_valid_q && !m_axi_awready_i;
+    aw_addr_d      = aw_addr_q;
+    aw_len_d       = aw_len_q;
+    wr_req_ready_o = 1'b0;
+    // a new AW only while the W-length FIFO has room for it (counting the one in flight)
+    if (wr_act_q && (!aw_valid_q || m_axi_awready_i) && !halt_i &&
+        (32'(wf_count) + 32'(aw_valid_q) < 32'(WFifoDepth))) begin
+      aw_valid_d = 1'b1;
+      aw_addr_d  = wr_addr_q;
+      aw_len_d   = 8'(wr_n - 32'd1);
+      wr_addr_d  = wr_addr_q + (Aw'(wr_n) << LogSw);
+      wr_left_d  = wr_left_q - wr_n;
+      if (wr_n == wr_left_q) wr_act_d = 1'b0;
+    end
+    if (halt_i) begin
+      wr_act_d = 1'b0;
+    end else if (!wr_act_d && wr_req_valid_i) begin
+      wr_req_ready_o = 1'b1;
+      wr_act_d       = 1'b1;
+      wr_addr_d      = (wr_req_addr_i >> LogSw) << LogSw;
+      wr_left_d      = range_beats(wr_req_addr_i, wr_req_len_i);
+    end
+  end
+
+  // Lengths of accepted bursts whose W beats are still to send.
+  vta_fifo #(
+    .Width (8),
+    .Depth (WFifoDepth)
+  ) u_wlen_fifo (
+    .clk_i    (clk_i),
+    .rst_ni   (rst_ni),
+    .clr_i    (1'b0),
+    .wvalid_i (aw_hs),
+    .wready_o (wf_ready),
+    .wdata_i  (aw_len_q),
+    .rvalid_o (wf_valid),
+    .rready_i (wf_pop),
+    .rdata_o  (wf_len),
+    .count_o  (wf_count)
+  );
+
+  assign w_last          = (w_beat_q == wf_len);
+  assign m_axi_wvalid_o  = wf_valid && (wr_valid_i || halt_i);
+  assign m_axi_wdata_o   = wr_data_i;
+  assign m_axi_wstrb_o   = halt_i ? '0 : wr_strb_i;
+  assign m_axi_wlast_o   = w_last;
+  assign wr_ready_o      = wf_valid && m_axi_wready_i && !halt_i;
+  assign w_hs            = m_axi_wvalid_o && m_axi_wready_i;
+  assign wf_pop          = w_hs && w_last;
+  assign m_axi_bready_o  = 1'b1;
+  assign wr_err_o        = m_axi_bvalid_i && m_axi_bresp_i[1];
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      wr_act_q   <= 1'b0;
+      wr_addr_q  <= '0;
+      wr_left_q  <= '0;
+      aw_valid_q <= 1'b0;
+      aw_addr_q  <= '0;
+      aw_len_q   <= '0;
+      wr_out_q   <= '0;
+      w_beat_q   <= '0;
+    end else begin
+      wr_act_q   <= wr_act_d;
+      wr_addr_q  <= wr_addr_d;
+      wr_left_q  <= wr_left_d;
+      aw_valid_q <= aw_valid_d;
+      aw_addr_q  <= aw_addr_d;
+      aw_len_q   <= aw_len_d;
+      wr_out_q   <= wr_out_q + CntW'(aw_hs) - CntW'(m_axi_bvalid_i);
+      if (w_hs) begin
+        w_beat_q <= w_last ? 8'd0 : w_beat_q + 8'd1;
+      end
+    end
+  end
+
+  assign m_axi_awid_o    = '0;
+  assign m_axi_awaddr_o  = aw_addr_q;
+  assign m_axi_awlen_o   = aw_len_q;
+  assign m_axi_awsize_o  = 3'(LogSw);
+  assign m_axi_awburst_o = 2'b01;
+  assign m_axi_awvalid_o = aw_valid_q;
+
+  assign wr_idle_o = !wr_act_q && !aw_valid_q && !wf_valid && (wr_out_q == '0);
+  assign idle_o    = wr_idle_o && !rd_act_q && !ar_valid_q && (rd_out_q == '0);
+
+  logic unused;
+  assign unused = ^{wf_ready, m_axi_bid_i, m_axi_bresp_i[0], m_axi_rresp_i[0]};
+
+endmodule : vta_mem_engine

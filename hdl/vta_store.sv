@@ -1,0 +1,241 @@
+// vta_store: the store stage. Takes STORE instructions in order, waits for a g2s token
+// when pop_prev_dep is set, checks pads (must be 0), out-buffer range and DRAM range,
+// then copies y_size rows of x_size out elements to DRAM rows x_stride elements apart:
+// one write request per row to the memory engine, and one bus beat per cycle read from
+// the out buffer (byte window, strobes for the row's bytes) through a small W FIFO.
+// Finally pushes an s2g token when push_prev_dep is set.
+module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
+  parameter int unsigned AxiAddrWidth = 64,
+  parameter int unsigned BusBytes     = 64,
+  localparam int unsigned Aw          = AxiAddrWidth,
+  localparam int unsigned BusW        = BusBytes * 8,
+  localparam int unsigned QW          = 32 + INSN_WIDTH
+) (
+  input  logic                clk_i,
+  input  logic                rst_ni,
+  input  logic                clr_i,
+  input  logic                halt_i,
+  input  logic [Aw-1:0]       dram_off_i,
+  input  logic [Aw-1:0]       dram_size_i,
+  // command queue
+  input  logic                cmd_valid_i,
+  output logic                cmd_ready_o,
+  input  logic [QW-1:0]       cmd_i,
+  // tokens
+  input  logic                g2s_valid_i,
+  output logic                g2s_pop_o,
+  input  logic                s2g_ready_i,
+  output logic                s2g_push_o,
+  // status
+  output logic                busy_o,
+  output logic                retire_o,
+  output logic [7:0]          err_o,
+  output logic [31:0]         err_idx_o,
+  // out buffer window read (1-cycle latency)
+  output logic [31:0]         out_addr_o,
+  input  logic [BusW-1:0]     out_data_i,
+  // memory engine write client
+  output logic                req_valid_o,
+  input  logic                req_ready_i,
+  output logic [Aw-1:0]       req_addr_o,
+  output logic [31:0]         req_len_o,
+  output logic                w_valid_o,
+  input  logic                w_ready_i,
+  output logic [BusW-1:0]     w_data_o,
+  output logic [BusBytes-1:0] w_strb_o
+);
+
+  localparam int unsigned LogEb   = $clog2(OUT_ELEM_BYTES);
+  localparam int unsigned LogBus  = $clog2(BusBytes);
+  localparam int unsigned WfDepth = 4;
+
+  typedef enum logic [2:0] {S_IDLE, S_POP, S_CHECK, S_RUN, S_PUSH} state_e;
+
+  state_e state_q, state_d;
+  logic [INSN_WIDTH-1:0] insn_q;
+  logic [31:0] idx_q;
+  logic [7:0]  err_q, err_d;
+
+  logic        pop_prev, push_prev;
+  logic [15:0] sram_base, y_size, x_size, x_stride;
+  logic [31:0] dram_base;
+  logic        any_pad, noop;
+  logic [47:0] dram_end;
+  logic [32:0] sram_end;
+  logic [31:0] row_len, stride_bytes;
+
+  always_comb begin
+    pop_prev     = insn_q[MEM_POP_PREV_DEP_LSB];
+    push_prev    = insn_q[MEM_PUSH_PREV_DEP_LSB];
+    sram_base    = insn_q[MEM_SRAM_BASE_LSB +: 16];
+    dram_base    = insn_q[MEM_DRAM_BASE_LSB +: 32];
+    y_size       = insn_q[MEM_Y_SIZE_LSB +: 16];
+    x_size       = insn_q[MEM_X_SIZE_LSB +: 16];
+    x_stride     = insn_q[MEM_X_STRIDE_LSB +: 16];
+    any_pad      = |{insn_q[MEM_Y_PAD_0_LSB +: 4], insn_q[MEM_Y_PAD_1_LSB +: 4],
+                     insn_q[MEM_X_PAD_0_LSB +: 4], insn_q[MEM_X_PAD_1_LSB +: 4]};
+    noop         = (x_size == '0) || (y_size == '0);
+    sram_end     = 33'(sram_base) + 33'(y_size) * 33'(x_size);
+    dram_end     = (48'(dram_base) + 48'(y_size - 16'd1) * 48'(x_stride) + 48'(x_size)) << LogEb;
+    row_len      = 32'(x_size) << LogEb;
+    stride_bytes = 32'(x_stride) << LogEb;
+  end
+
+  // ---------------------------------------------------------------- request process
+  logic [15:0]   rq_y_q;
+  logic [Aw-1:0] rq_addr_q;
+
+  assign req_valid_o = (state_q == S_RUN) && !halt_i && (rq_y_q < y_size);
+  assign req_addr_o  = rq_addr_q;
+  assign req_len_o   = row_len;
+
+  // ---------------------------------------------------------------- beat process
+  logic [15:0]        bt_y_q;
+  logic [Aw-1:0]      bt_row_q;       // DRAM byte address of the row
+  logic [31:0]        bt_sram_q;      // out-buffer byte address of the row
+  logic signed [33:0] bt_off_q;       // beat address - row address
+  logic               rd_pend_q;
+  logic [BusBytes-1:0] strb_q, strb;
+  logic               issue, beat_last;
+  logic               wf_ready, wf_valid;
+  logic [$clog2(WfDepth+1)-1:0] wf_count;
+  logic [Aw-1:0]      next_row;
+
+  always_comb begin
+    for (int i = 0; i < BusBytes; i++) begin
+      strb[i] = ((bt_off_q + 34'(i)) >= 0) && ((bt_off_q + 34'(i)) < $signed({2'b00, row_len}));
+    end
+    beat_last = (bt_off_q + 34'(BusBytes)) >= $signed({2'b00, row_len});
+    issue     = (state_q == S_RUN) && !halt_i && (bt_y_q < y_size) &&
+                (32'(wf_count) + 32'(rd_pend_q) < 32'(WfDepth));
+    next_row  = bt_row_q + Aw'(stride_bytes);
+  end
+
+  assign out_addr_o = bt_sram_q + 32'(bt_off_q);
+
+  vta_fifo #(
+    .Width (BusW + BusBytes),
+    .Depth (WfDepth)
+  ) u_wfifo (
+    .clk_i    (clk_i),
+    .rst_ni   (rst_ni),
+    .clr_i    (clr_i),
+    .wvalid_i (rd_pend_q),
+    .wready_o (wf_ready),
+    .wdata_i  ({strb_q, out_data_i}),
+    .rvalid_o (wf_valid),
+    .rready_i (w_ready_i),
+    .rdata_o  ({w_strb_o, w_data_o}),
+    .count_o  (wf_count)
+  );
+
+  assign w_valid_o = wf_valid && !halt_i;
+
+  // ---------------------------------------------------------------- control
+  always_comb begin
+    state_d     = state_q;
+    err_d       = err_q;
+    cmd_ready_o = 1'b0;
+    g2s_pop_o   = 1'b0;
+    s2g_push_o  = 1'b0;
+    retire_o    = 1'b0;
+    case (state_q)
+      S_IDLE: begin
+        if (cmd_valid_i && err_q == ERR_NONE) begin
+          cmd_ready_o = 1'b1;
+          state_d     = S_POP;
+        end
+      end
+      S_POP: begin
+        if (!pop_prev || g2s_valid_i) begin
+          g2s_pop_o = pop_prev;
+          state_d   = S_CHECK;
+        end
+      end
+      S_CHECK: begin
+        state_d = S_RUN;
+        if (any_pad) begin
+          err_d = ERR_MEM_TYPE;
+        end else if (noop) begin
+          state_d = S_PUSH;
+        end else if (sram_end > 33'(OUT_DEPTH)) begin
+          err_d = ERR_SRAM_STORE;
+        end else if (64'(dram_end) > 64'(dram_size_i)) begin
+          err_d = ERR_DRAM_RANGE;
+        end
+        if (err_d != ERR_NONE) state_d = S_IDLE;
+      end
+      S_RUN: begin
+        if (rq_y_q == y_size && bt_y_q == y_size && !rd_pend_q && !wf_valid) begin
+          state_d = S_PUSH;
+        end
+      end
+      default: begin  // S_PUSH
+        if (!push_prev || s2g_ready_i) begin
+          s2g_push_o = push_prev;
+          retire_o   = 1'b1;
+          state_d    = S_IDLE;
+        end
+      end
+    endcase
+    if (halt_i || clr_i) state_d = S_IDLE;
+    if (clr_i) err_d = ERR_NONE;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q   <= S_IDLE;
+      insn_q    <= '0;
+      idx_q     <= '0;
+      err_q     <= ERR_NONE;
+      rq_y_q    <= '0;
+      rq_addr_q <= '0;
+      bt_y_q    <= '0;
+      bt_row_q  <= '0;
+      bt_sram_q <= '0;
+      bt_off_q  <= '0;
+      rd_pend_q <= 1'b0;
+      strb_q    <= '0;
+    end else begin
+      state_q   <= state_d;
+      err_q     <= err_d;
+      rd_pend_q <= issue;
+      strb_q    <= strb;
+      if (cmd_ready_o) begin
+        insn_q <= cmd_i[INSN_WIDTH-1:0];
+        idx_q  <= cmd_i[QW-1:INSN_WIDTH];
+      end
+      if (state_q == S_CHECK) begin
+        rq_y_q    <= '0;
+        rq_addr_q <= dram_off_i + (Aw'(dram_base) << LogEb);
+        bt_y_q    <= '0;
+        bt_row_q  <= dram_off_i + (Aw'(dram_base) << LogEb);
+        bt_sram_q <= 32'(sram_base) << LogEb;
+        bt_off_q  <= -$signed(34'(LogBus'(dram_off_i + (Aw'(dram_base) << LogEb))));
+      end else begin
+        if (req_valid_o && req_ready_i) begin
+          rq_y_q    <= rq_y_q + 16'd1;
+          rq_addr_q <= rq_addr_q + Aw'(stride_bytes);
+        end
+        if (issue) begin
+          if (beat_last) begin
+            bt_y_q    <= bt_y_q + 16'd1;
+            bt_row_q  <= next_row;
+            bt_sram_q <= bt_sram_q + row_len;
+            bt_off_q  <= -$signed(34'(LogBus'(next_row)));
+          end else begin
+            bt_off_q  <= bt_off_q + 34'(BusBytes);
+          end
+        end
+      end
+    end
+  end
+
+  assign busy_o    = (state_q != S_IDLE);
+  assign err_o     = err_q;
+  assign err_idx_o = idx_q;
+
+  logic unused;
+  assign unused = wf_ready;
+
+endmodule : vta_store
