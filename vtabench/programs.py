@@ -109,6 +109,16 @@ class ProgramBuilder:
                               dram_base=dram, y_size=y, x_size=x,
                               x_stride=x if stride is None else stride, **tok.fields()))
 
+    def store_synced(self, sram: int, dram: int, y: int, x: int,
+                     stride: int | None = None) -> int:
+        """A STORE fenced with tokens: it runs after every compute instruction before it, and
+        compute continues only once it is done (compute no-op pushing g2s, STORE popping it and
+        pushing s2g, compute no-op popping that). Returns the STORE's index."""
+        self.noop(MemType.ACC, Tokens(push_next=True))
+        index = self.store(sram, dram, y, x, stride, tok=Tokens(pop_prev=True, push_prev=True))
+        self.noop(MemType.ACC, Tokens(pop_next=True))
+        return index
+
     def noop(self, stage_mem: MemType, tok: Tokens) -> int:
         """A LOAD (of ``stage_mem``) or STORE (OUT) with x_size 0 that only carries tokens."""
         op = Opcode.STORE if stage_mem == MemType.OUT else Opcode.LOAD
@@ -152,7 +162,8 @@ class ProgramBuilder:
         """Store the full int32 values of acc[acc .. acc+count) (which stay unchanged).
 
         The out buffer only ever holds low bytes, so this copies the values to acc[scratch..]
-        and stores byte k of every value after an arithmetic shift by 8k: four OUT regions of
+        (zeroed by a reset GEMM, so nothing undefined is read) and stores byte k of every value
+        after an arithmetic shift by 8k: four OUT regions of
         ``count`` elements, byte k at region k. Returns the dram_base of region 0.
         Uses micro-op slots ``uop_slot .. uop_slot + 1``.
         """
@@ -160,10 +171,10 @@ class ProgramBuilder:
         zero = self.load_uops(uop_slot, dst=scratch)
         copy = self.load_uops(uop_slot + 1, dst=scratch, src=acc)
         for k in range(4):
-            self.alu(AluOp.MUL, zero, (count, 1), dst=(1, 0), imm=0)
+            self.gemm(zero, (count, 1), dst=(1, 0), reset=True)
             self.alu(AluOp.ADD, copy, (count, 1), dst=(1, 0), src=(1, 0))
             self.alu(AluOp.SHR, zero, (count, 1), dst=(1, 0), imm=8 * k)
-            self.store(scratch, dram + k * count, 1, count)
+            self.store_synced(scratch, dram + k * count, 1, count)
         return dram
 
 
@@ -204,14 +215,14 @@ def _gemm_loops(cfg: Config, rng: np.random.Generator) -> TestProgram:
     p.noop(MemType.INP, Tokens(push_next=True))
     zero = p.load_uops(0, dst=[0, 1, 2])
     kernel = p.load_uops(3, dst=[0, 1, 2], src=[0, 5, 1], wgt=[0, 1, 3], tok=Tokens(pop_prev=True))
-    p.gemm(zero, (2, 2), dst=(6, 2), reset=True)
+    p.gemm(zero, (2, 2), dst=(6, 3), reset=True)
     # a = u.dst + 6*i0 + 2*i1 (overlapping dsts accumulate), s = u.src + 4*i0 + i1,
-    # w = u.wgt + 4*i0: every index stays inside the 11 acc, 24 inp and 8 wgt tiles.
+    # w = u.wgt + 4*i0: every index stays inside the 12 acc, 24 inp and 8 wgt tiles.
     p.gemm(kernel, (2, 2), dst=(6, 2), src=(4, 1), wgt=(4, 0))
     p.gemm(kernel, (1, 2), dst=(0, 1), src=(3, 7), wgt=(0, 1))
-    n_acc = 11  # every dst the loops reach (the reset covers exactly these)
+    n_acc = 12  # every dst the loops reach (the reset covers exactly these)
     out = p.alloc(MemType.OUT, n_acc, fill=0x5A)
-    p.store(0, out, 1, n_acc)
+    p.store_synced(0, out, 1, n_acc)
     p.store_acc32(0, n_acc, 64, 16)
     p.finish()
     return p.build("gemm_loops")
@@ -232,7 +243,7 @@ def _gemm_reset(cfg: Config, rng: np.random.Generator) -> TestProgram:
     r = p.load_uops(6, dst=[1])
     p.gemm(r, (2, 1), dst=(3, 0), reset=True)  # resets 1 and 4 (acc and out)
     out = p.alloc(MemType.OUT, 6, fill=0x77)
-    p.store(0, out, 1, 6)
+    p.store_synced(0, out, 1, 6)
     p.store_acc32(0, 6, 32, 16)
     p.finish()
     return p.build("gemm_reset")
@@ -253,7 +264,7 @@ def _gemm_dst_repeat(cfg: Config, rng: np.random.Generator) -> TestProgram:
     red = p.load_uops(10, dst=[3], src=[0], wgt=[2])
     p.gemm(red, (1, 8), dst=(0, 0), src=(0, 1))  # acc[3] += sum of 8 products
     out = p.alloc(MemType.OUT, 4, fill=0x33)
-    p.store(0, out, 1, 4)
+    p.store_synced(0, out, 1, 4)
     p.store_acc32(0, 4, 16, 12)
     p.finish()
     return p.build("gemm_dst_repeat")
@@ -276,7 +287,7 @@ def _alu_imm(cfg: Config, rng: np.random.Generator, op: AluOp) -> TestProgram:
     for j, imm in enumerate(imms):
         p.alu(op, (j, j + 1), (n, 1), dst=(1, 0), imm=imm)
     out = p.alloc(MemType.OUT, region, fill=0x11)
-    p.store(0, out, 1, region)
+    p.store_synced(0, out, 1, region)
     p.store_acc32(0, region, region, len(imms))
     p.finish()
     return p.build(f"alu_{op.name.lower()}_imm")
@@ -302,7 +313,7 @@ def _alu_tensor(cfg: Config, rng: np.random.Generator, op: AluOp) -> TestProgram
     small = 2 if op in (AluOp.SHR, AluOp.MUL) else 3
     p.alu(op, chain, (1, small), dst=(0, 1), src=(0, 1))  # acc[i+1] op= acc[i], in order
     out = p.alloc(MemType.OUT, n, fill=0x22)
-    p.store(0, out, 1, n)  # out[n..] was never written
+    p.store_synced(0, out, 1, n)  # out[n..] was never written
     p.store_acc32(0, 2 * n, 2 * n, 8)
     p.finish()
     return p.build(f"alu_{op.name.lower()}_tensor")
@@ -325,7 +336,7 @@ def _alu_hazards(cfg: Config, rng: np.random.Generator) -> TestProgram:
     war = p.load_uops(4, dst=[8], src=[9])
     p.alu(AluOp.ADD, war, (1, 3), dst=(0, 1), src=(0, 1))  # acc[8+i] += acc[9+i], i = 0..2
     out = p.alloc(MemType.OUT, 12, fill=0x44)
-    p.store(0, out, 1, 12)
+    p.store_synced(0, out, 1, 12)
     p.store_acc32(0, 12, 12, 8)
     p.finish()
     return p.build("alu_hazards")

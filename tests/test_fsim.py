@@ -1,0 +1,371 @@
+"""fsim against an independent, straightforward formulation of docs/isa.md section 4.
+
+The reference below runs a program in stream order, one loop iteration (and, for the ALU, one
+lane) at a time, with Python integers; it shares nothing with fsim but the Insn dataclass and the
+micro-op bit layout the spec fixes. Well-synchronised programs give the same result in stream
+order as under any schedule the tokens allow, so fsim (which runs the stages interleaved) must
+match it byte for byte. Known-value tests pin the decisions of the spec (shift amounts, reset,
+narrowing, sign extension) independently of both.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from vtabench.config import load_config
+from vtabench.fsim import Fsim, run_raw
+from vtabench.isa.insn import Insn
+from vtabench.isa.layout import AluOp, MemType, Opcode
+from vtabench.programs import ProgramBuilder, TestProgram, Tokens, directed_programs, random_program
+
+CONFIGS = ("default", "cloud32", "cloud64")
+I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+# ---------------------------------------------------------------------------------------------
+# The independent reference
+# ---------------------------------------------------------------------------------------------
+
+def wrap32(v: int) -> int:
+    return (v + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def low8(v: int) -> int:
+    b = v & 0xFF
+    return b - 256 if b >= 128 else b
+
+
+def ref_shr(a: int, s: int) -> int:
+    if s >= 0:
+        return a >> min(s, 31)  # Python's >> on ints is arithmetic
+    if s > -32:
+        return wrap32(a << -s)
+    return 0
+
+
+REF_OPS = {
+    AluOp.MIN: min,
+    AluOp.MAX: max,
+    AluOp.ADD: lambda a, b: wrap32(a + b),
+    AluOp.MUL: lambda a, b: wrap32(a * b),
+    AluOp.SHR: ref_shr,
+}
+
+
+def reference_run(cfg, insns: list[Insn], dram: np.ndarray) -> np.ndarray:
+    """Run ``insns`` in stream order; returns the final DRAM image."""
+    mem = bytearray(dram.tobytes())
+    b, bi, bo = cfg.batch, cfg.block, cfg.block
+    uop = [None] * cfg.uop_depth
+    inp = [None] * cfg.inp_depth
+    wgt = [None] * cfg.wgt_depth
+    acc: list[list[int] | None] = [None] * cfg.acc_depth  # flat lanes b * bo
+    out: list[list[int] | None] = [None] * cfg.acc_depth
+    elem = {MemType.UOP: 4, MemType.WGT: bo * bi, MemType.INP: b * bi, MemType.ACC: 4 * b * bo,
+            MemType.OUT: b * bo, MemType.ACC_8BIT: b * bo}
+    log_acc = cfg.acc_depth.bit_length() - 1
+    src_bits = max(cfg.inp_depth.bit_length(), cfg.acc_depth.bit_length()) - 1
+
+    def fields(u: int) -> tuple[int, int, int]:
+        return (u & (cfg.acc_depth - 1), (u >> log_acc) & ((1 << src_bits) - 1),
+                (u >> (log_acc + src_bits)) & (cfg.wgt_depth - 1))
+
+    def decode(kind: MemType, raw: bytes):
+        if kind == MemType.UOP:
+            return int.from_bytes(raw, "little")
+        if kind == MemType.ACC:
+            return [int.from_bytes(raw[4 * k:4 * k + 4], "little", signed=True)
+                    for k in range(b * bo)]
+        signed = [v - 256 if v >= 128 else v for v in raw]
+        if kind == MemType.WGT:
+            return np.array(signed, np.int64).reshape(bo, bi)
+        if kind == MemType.INP:
+            return np.array(signed, np.int64).reshape(b, bi)
+        return signed  # ACC_8BIT: sign-extended lanes
+
+    def iterations(i: Insn):
+        for i0 in range(i.iter_out):
+            for i1 in range(i.iter_in):
+                for u in range(i.uop_bgn, i.uop_end):
+                    d, s, w = fields(uop[u])
+                    yield (d + i0 * i.dst_factor_out + i1 * i.dst_factor_in,
+                           s + i0 * i.src_factor_out + i1 * i.src_factor_in,
+                           w + i0 * i.wgt_factor_out + i1 * i.wgt_factor_in)
+
+    for i in insns:
+        if i.opcode == Opcode.LOAD:
+            if i.x_size == 0 or i.y_size == 0:
+                continue
+            kind = MemType(i.memory_type)
+            buf = {MemType.UOP: uop, MemType.WGT: wgt, MemType.INP: inp}.get(kind, acc)
+            eb = elem[kind]
+            row = i.x_pad_0 + i.x_size + i.x_pad_1
+            zero = {MemType.UOP: 0, MemType.WGT: np.zeros((bo, bi), np.int64),
+                    MemType.INP: np.zeros((b, bi), np.int64)}.get(kind, [0] * (b * bo))
+            for y in range(i.y_pad_0 + i.y_size + i.y_pad_1):
+                for x in range(row):
+                    value = zero
+                    if i.y_pad_0 <= y < i.y_pad_0 + i.y_size and i.x_pad_0 <= x < i.x_pad_0 + i.x_size:
+                        e = i.dram_base + (y - i.y_pad_0) * i.x_stride + (x - i.x_pad_0)
+                        value = decode(kind, bytes(mem[e * eb:(e + 1) * eb]))
+                    buf[i.sram_base + y * row + x] = value
+        elif i.opcode == Opcode.STORE:
+            eb = elem[MemType.OUT]
+            for y in range(i.y_size):
+                for x in range(i.x_size):
+                    e = i.dram_base + y * i.x_stride + x
+                    mem[e * eb:(e + 1) * eb] = bytes(v & 0xFF for v in out[i.sram_base + y * i.x_size + x])
+        elif i.opcode == Opcode.GEMM:
+            for a, s, w in iterations(i):
+                if i.reset_reg:
+                    acc[a] = [0] * (b * bo)
+                else:
+                    prod = (inp[s] @ wgt[w].T).reshape(-1)  # (b, bo) int64, exact
+                    acc[a] = [wrap32(x + int(p)) for x, p in zip(acc[a], prod)]
+                out[a] = [low8(v) for v in acc[a]]
+        elif i.opcode == Opcode.ALU:
+            op = REF_OPS[AluOp(i.alu_opcode)]
+            for a, s, _ in iterations(i):
+                rhs = [i.imm] * (b * bo) if i.use_imm else list(acc[s])
+                acc[a] = [op(x, y) for x, y in zip(acc[a], rhs)]
+                out[a] = [low8(v) for v in acc[a]]
+    return np.frombuffer(bytes(mem), np.uint8)
+
+
+def run_fsim(cfg, prog: TestProgram) -> tuple[np.ndarray, Fsim]:
+    dram = prog.dram.copy()
+    sim = Fsim(cfg)
+    sim.run(prog.insns, dram)
+    return dram, sim
+
+
+def assert_same_dram(got: np.ndarray, want: np.ndarray, name: str) -> None:
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, (f"{name}: {bad.size} DRAM bytes differ, first at byte {bad[0]}: "
+                           f"fsim {got[bad[0]]} reference {want[bad[0]]}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Directed and random programs against the reference
+# ---------------------------------------------------------------------------------------------
+
+DIRECTED = [(c, p.name) for c in CONFIGS for p in directed_programs(load_config(c))]
+
+
+@pytest.mark.parametrize("cfg_name,prog_name", DIRECTED, ids=[f"{c}-{n}" for c, n in DIRECTED])
+def test_directed_program_matches_reference(cfg_name: str, prog_name: str) -> None:
+    cfg = load_config(cfg_name)
+    prog = next(p for p in directed_programs(cfg) if p.name == prog_name)
+    got, _ = run_fsim(cfg, prog)
+    want = reference_run(cfg, prog.insns, prog.dram)
+    assert not np.array_equal(want, prog.dram), "the program must store something"
+    assert_same_dram(got, want, prog.name)
+
+
+def test_directed_programs_cover_every_kind_and_are_small() -> None:
+    for name in CONFIGS:
+        cfg = load_config(name)
+        progs = directed_programs(cfg)
+        seen = set()
+        for prog in progs:
+            stats = run_raw(cfg, prog.insns, prog.dram.copy())
+            assert stats["macs"] < 100_000, prog.name
+            assert prog.dram.size < 96 * 1024, prog.name
+            for insn in prog.insns:
+                seen.add(insn.describe())
+        want = {"LOAD UOP", "LOAD WGT", "LOAD INP", "LOAD ACC", "LOAD ACC_8BIT", "STORE OUT",
+                "GEMM", "FINISH"} | {f"ALU {op.name}" for op in AluOp}
+        assert want <= seen, want - seen
+        # deterministic: the same programs every time
+        again = directed_programs(cfg)
+        assert all(np.array_equal(p.dram, q.dram) and p.insns == q.insns
+                   for p, q in zip(progs, again))
+
+
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+def test_random_programs_match_reference(cfg_name: str) -> None:
+    cfg = load_config(cfg_name)
+    for seed in range(12):
+        prog = random_program(cfg, np.random.default_rng(seed))
+        got, _ = run_fsim(cfg, prog)
+        assert_same_dram(got, reference_run(cfg, prog.insns, prog.dram), f"{prog.name} seed {seed}")
+
+
+def _strip_tokens(insns: list[Insn]) -> list[Insn]:
+    return [dataclasses.replace(i, pop_prev_dep=0, pop_next_dep=0, push_prev_dep=0,
+                                push_next_dep=0) for i in insns]
+
+
+def test_token_program_result_depends_on_tokens() -> None:
+    cfg = load_config("default")
+    prog = next(p for p in directed_programs(cfg) if p.name == "tokens")
+    want = reference_run(cfg, prog.insns, prog.dram)
+    got, _ = run_fsim(cfg, prog)
+    assert_same_dram(got, want, "tokens")
+    # Without tokens the stages run ahead of each other and the result changes.
+    loose = TestProgram("tokens_stripped", _strip_tokens(prog.insns), prog.dram)
+    got_loose, _ = run_fsim(cfg, loose)
+    assert not np.array_equal(got_loose, want)
+
+
+# ---------------------------------------------------------------------------------------------
+# Known values (the spec's decisions, independent of both models)
+# ---------------------------------------------------------------------------------------------
+
+def _acc_program(cfg, values: list[int], body) -> Fsim:
+    """Load acc tiles whose every lane is values[k], run body(builder), return the simulator."""
+    p = ProgramBuilder(cfg)
+    tiles = np.array(values, np.int64).astype(np.int32)[:, None, None] * np.ones(
+        (1, cfg.batch, cfg.block), np.int32)
+    p.load(MemType.ACC, 0, p.data(MemType.ACC, tiles), 1, len(values))
+    body(p, len(values))
+    p.finish()
+    _, sim = run_fsim(cfg, p.build("known"))
+    return sim
+
+
+SHR_CASES = [  # (A, shift amount, expected)
+    (-1, 40, -1), (-5, 1, -3), (7, 32, 0), (-7, 32767, -1), (I32_MIN, 31, -1), (I32_MAX, 30, 1),
+    (0x12345678, 4, 0x01234567), (0x12345678, -4, 0x23456780), (0x12345678, -8, 0x34567800),
+    (1, -31, I32_MIN), (3, -31, I32_MIN), (0x40000000, -1, I32_MIN), (-1, -31, I32_MIN),
+    (5, -32, 0), (-5, -32768, 0), (123, 0, 123), (-1, -1, -2),
+]
+
+
+@pytest.mark.parametrize("use_imm", [True, False])
+def test_shr_saturating_amounts(use_imm: bool) -> None:
+    cfg = load_config("default")
+    n = len(SHR_CASES)
+    extra = [(1, I32_MIN, 0), (-1, I32_MAX, -1), (-9, -(1 << 20), 0)] if not use_imm else []
+    cases = SHR_CASES + extra
+    values = [a for a, _, _ in cases] + [s for _, s, _ in cases]
+    n = len(cases)
+
+    def body(p: ProgramBuilder, _: int) -> None:
+        for k, (_, s, _) in enumerate(cases):
+            span = p.load_uops(k, dst=[k], src=[n + k])
+            p.alu(AluOp.SHR, span, imm=s if use_imm else None)
+
+    sim = _acc_program(cfg, values, body)
+    for k, (a, s, want) in enumerate(cases):
+        assert sim.acc[k, 0, 0] == want, f"SHR {a} by {s}: got {sim.acc[k, 0, 0]}, want {want}"
+        assert sim.out[k, 0, 0] == low8(want)
+
+
+def test_alu_wraps_and_compares_signed() -> None:
+    cfg = load_config("default")
+    cases = [(AluOp.ADD, I32_MAX, 1, I32_MIN), (AluOp.ADD, I32_MIN, -1, I32_MAX),
+             (AluOp.MUL, I32_MIN, -1, I32_MIN), (AluOp.MUL, 0x10000, 0x10000, 0),
+             (AluOp.MUL, 0x10001, 0x10001, 0x20001), (AluOp.MUL, -3, 7, -21),
+             (AluOp.MIN, -1, 1, -1), (AluOp.MAX, -1, 1, 1), (AluOp.MIN, I32_MIN, I32_MAX, I32_MIN),
+             (AluOp.MAX, I32_MIN, I32_MAX, I32_MAX)]
+    n = len(cases)
+    values = [a for _, a, _, _ in cases] + [b for _, _, b, _ in cases]
+
+    def body(p: ProgramBuilder, _: int) -> None:
+        for k, (op, _, _, _) in enumerate(cases):
+            p.alu(op, p.load_uops(k, dst=[k], src=[n + k]))
+
+    sim = _acc_program(cfg, values, body)
+    for k, (op, a, b, want) in enumerate(cases):
+        assert sim.acc[k, 0, 0] == want, f"{op.name}({a}, {b})"
+
+
+def test_imm_is_sign_extended_and_narrowing_truncates() -> None:
+    cfg = load_config("default")
+    values = [0, 0x1FF, 0x17F, 300, -129, 0]
+
+    def body(p: ProgramBuilder, n: int) -> None:
+        p.alu(AluOp.ADD, p.load_uops(0, dst=[0]), imm=-32768)
+        p.alu(AluOp.ADD, p.load_uops(1, dst=[1]), (n - 2, 1), dst=(1, 0), imm=0)
+        p.alu(AluOp.MAX, p.load_uops(2, dst=[n - 1]), imm=-5)
+
+    sim = _acc_program(cfg, values, body)
+    assert sim.acc[0, 0, 0] == -32768
+    assert list(sim.out[1:5, 0, 0]) == [-1, 127, 44, 127]  # low 8 bits, never saturated
+    assert sim.acc[5, 0, 0] == 0
+
+
+def test_acc8bit_sign_extends_and_loads_do_not_touch_out() -> None:
+    cfg = load_config("default")
+    p = ProgramBuilder(cfg)
+    raw = np.array([0x80, 0xFF, 0x7F, 0x01], np.uint8).view(np.int8)
+    tiles = raw[:, None, None] * np.ones((1, 1, cfg.block), np.int8)
+    p.load(MemType.ACC_8BIT, 0, p.data(MemType.ACC_8BIT, tiles), 1, 4)
+    p.finish()
+    _, sim = run_fsim(cfg, p.build("acc8"))
+    assert list(sim.acc[:4, 0, 0]) == [-128, -1, 127, 1]
+    assert not sim.out.any()
+
+
+def test_gemm_known_values_and_reset_clears_out() -> None:
+    cfg = load_config("default")
+    bl = cfg.block
+    p = ProgramBuilder(cfg)
+    x = np.full((1, 1, bl), -128, np.int8)
+    w = np.full((1, bl, bl), -128, np.int8)
+    p.load(MemType.INP, 0, p.data(MemType.INP, x), 1, 1)
+    p.load(MemType.WGT, 0, p.data(MemType.WGT, w), 1, 1, tok=Tokens(push_next=True))
+    k = p.load_uops(0, dst=[0, 1], src=[0, 0], wgt=[0, 0], tok=Tokens(pop_prev=True))
+    p.gemm(k, reset=True)
+    p.gemm(k, (3, 1))  # acc[0], acc[1] += 3 * bl * 2^14
+    p.gemm(p.load_uops(2, dst=[1]), reset=True)
+    p.finish()
+    _, sim = run_fsim(cfg, p.build("gemm_known"))
+    want = wrap32(3 * bl * (1 << 14))
+    assert (sim.acc[0] == want).all() and (sim.out[0] == low8(want)).all()
+    assert not sim.acc[1].any() and not sim.out[1].any()
+
+
+def test_gemm_general_paths_match_reference() -> None:
+    """Kernels whose dsts collide across loop iterations, with more distinct micro-op patterns
+    than fsim groups into matmuls (its per-weight-tile path), and with moving weights."""
+    cfg = load_config("default")
+    rng = np.random.default_rng(7)
+    p = ProgramBuilder(cfg)
+    p.load(MemType.INP, 0, p.data(MemType.INP, rng.integers(-128, 128, (64, 1, cfg.block))), 1, 64)
+    p.load(MemType.WGT, 0, p.data(MemType.WGT, rng.integers(-128, 128, (16, cfg.block, cfg.block))),
+           1, 16, tok=Tokens(push_next=True))
+    zero = p.load_uops(0, dst=np.arange(100), tok=Tokens(pop_prev=True))
+    p.gemm(zero, reset=True)
+    many = p.load_uops(100, dst=rng.integers(0, 90, 200), src=rng.integers(0, 60, 200),
+                       wgt=rng.integers(0, 12, 200))
+    p.gemm(many, (2, 2), dst=(3, 1), src=(1, 2), wgt=(1, 1))
+    p.gemm(many, (2, 3), dst=(0, 1), src=(2, 0), wgt=(0, 0))
+    few = p.load_uops(300, dst=[0, 0, 1], src=[0, 1, 2], wgt=[0, 1, 2])
+    p.gemm(few, (3, 4), dst=(0, 2), src=(3, 1), wgt=(2, 0))
+    out = p.alloc(MemType.OUT, 100)
+    p.store(0, out, 1, 100)
+    p.finish()
+    prog = p.build("gemm_general")
+    got, _ = run_fsim(cfg, prog)
+    assert_same_dram(got, reference_run(cfg, prog.insns, prog.dram), prog.name)
+
+
+def test_stats_count_instructions_bytes_and_macs() -> None:
+    cfg = load_config("default")
+    prog = next(p for p in directed_programs(cfg) if p.name == "load_store_2d")
+    stats = run_raw(cfg, prog.insns, prog.dram.copy())
+    kinds = {}
+    for insn in prog.insns:
+        kinds[Opcode(insn.opcode).name] = kinds.get(Opcode(insn.opcode).name, 0) + 1
+    for kind, count in kinds.items():
+        assert stats[f"insns_{kind}"] == count
+    assert stats["bytes_loaded_INP"] == 3 * 4 * cfg.inp_elem_bytes
+    assert stats["bytes_loaded_WGT"] == cfg.wgt_elem_bytes
+    assert stats["bytes_stored_OUT"] == (3 * 4 + 2) * cfg.out_elem_bytes
+    assert stats["gemm_uops"] == 24 and stats["alu_uops"] == 0
+    assert stats["macs"] == 12 * cfg.block * cfg.block
+
+
+def test_run_rejects_invalid_program_and_leaves_dram() -> None:
+    cfg = load_config("default")
+    prog = next(p for p in directed_programs(cfg) if p.name == "tokens")
+    bad = prog.insns[:-1]  # no FINISH
+    dram = prog.dram.copy()
+    with pytest.raises(ValueError, match="FINISH"):
+        Fsim(cfg).run(bad, dram)
+    assert np.array_equal(dram, prog.dram)
