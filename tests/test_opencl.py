@@ -35,8 +35,8 @@ from vtabench.fsim import Fsim  # noqa: E402
 
 CONFIGS = ("default", "cloud32")
 PLATFORM = os.environ.get("VTA_TEST_OPENCL_PLATFORM", "Portable")
-N_RACY = 24
-N_SHARED_RANDOM = 12
+N_RACY = 40
+N_SHARED_RANDOM = 32
 MEM_BYTES = 4 << 20
 
 
@@ -306,6 +306,22 @@ def test_binary_roundtrip_and_config_mismatch() -> None:
         assert np.array_equal(got, ref)
     with pytest.raises(ob.OpenCLError, match="does not match configuration cloud32"):
         ob.OpenCLDevice(load_config("cloud32"), 1 << 20, platform=PLATFORM, binary=binary)
+
+
+def test_onchip_build_upstream_abi() -> None:
+    """-DVTA_ONCHIP: upstream's eight-argument ABI with the buffers as __local arrays (what the
+    FPGA flows build). PoCL 3.0's optimizer crashes on this variant (a PoCL bug: the same source
+    runs unoptimized, and the scratch variant runs optimized), hence -cl-opt-disable here."""
+    cfg = load_config("default")
+    with ob.OpenCLDevice(cfg, 1 << 20, platform=PLATFORM,
+                         build_options=["-DVTA_ONCHIP", "-cl-opt-disable"]) as dev:
+        assert dev.num_args == 8 and dev.onchip
+        for prog in [token_order(cfg), gemm_tiled(cfg, 16, 4, 4)] + P.directed_programs(cfg)[:3]:
+            ref = prog.dram.copy()
+            Fsim(cfg).run(prog.insns, ref)
+            got = prog.dram.copy()
+            ob.run_program(dev, cfg, prog.insns, got, timeout_s=60)
+            assert np.array_equal(got, ref), prog.name
 
 
 def _raw_run(cfg: Config, insns: list[Insn], dram_size: int = 4096):  # type: ignore[no-untyped-def]

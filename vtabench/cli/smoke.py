@@ -24,6 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", default="default", help="configuration name or JSON path")
     p.add_argument("--report", type=Path, help="write the markdown report here")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per program")
+    p.add_argument("--random", type=int, default=0, metavar="N",
+                   help="also run N seeded random programs (vtabench.programs.random_program, "
+                        "seeds 0..N-1)")
     p.set_defaults(func=run)
 
 
@@ -41,11 +44,23 @@ def run(args: argparse.Namespace) -> int:
     from vtabench.drivers import DeviceError
 
     cfg = load_config(args.config)
+    from vtabench.smoke import smoke_programs
+
+    programs = smoke_programs(cfg)
+    if args.random:
+        import numpy as np
+
+        from vtabench.programs import random_program
+
+        for seed in range(args.random):
+            prog = random_program(cfg, np.random.default_rng(seed))
+            prog.name = f"random_{seed}"
+            programs.append(prog)
     opts = {k: v for k, v in (("platform", args.platform), ("device", args.device),
                               ("binary", args.binary)) if v is not None}
     try:
-        report = run_smoke(cfg, args.target, command=_command_line(), timeout_s=args.timeout,
-                           **opts)
+        report = run_smoke(cfg, args.target, command=_command_line(), programs=programs,
+                           timeout_s=args.timeout, **opts)
     except DeviceError as exc:
         print(f"vtabench smoke: error: {exc}", file=sys.stderr)
         return 2
