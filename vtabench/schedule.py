@@ -15,7 +15,6 @@ that relies on luck is exposed by this one (loads run as far ahead as the tokens
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Sequence
@@ -110,21 +109,39 @@ class ScheduleResult:
         return self.deadlock is None and not self.leftover
 
 
+DEFAULT_STAGE_ORDER = (Stage.LOAD, Stage.COMPUTE, Stage.STORE)
+
+
 def schedule(insns: Sequence[Insn], *, cmd_depth: int = CMD_QUEUE_DEPTH,
-             token_depth: int = TOKEN_QUEUE_DEPTH) -> ScheduleResult:
+             token_depth: int = TOKEN_QUEUE_DEPTH,
+             stage_order: Sequence[Stage] = DEFAULT_STAGE_ORDER) -> ScheduleResult:
     """Run the stage / token machine over ``insns`` (eager round-robin) and return the order.
 
-    Token flags the stage table marks "must be 0" are ignored here; validation rejects them.
+    ``stage_order`` is the order in which stages take their turn within a round; fsim uses the
+    default. Other orders give other legal interleavings (tests use them to show a program's
+    result does not depend on the interleaving). Deadlock and leftover tokens do not depend on
+    it. Token flags the stage table marks "must be 0" are ignored here; validation rejects them.
     """
     n = len(insns)
     stages: list[int] = []
     pops: list[tuple[int, ...]] = []
     pushes: list[tuple[int, ...]] = []
+    flags_cache: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+    load, store = int(Opcode.LOAD), int(Opcode.STORE)
+    load_stage_mems = {int(MemType.INP), int(MemType.WGT)}
     for insn in insns:
-        st = stage_of(insn)
+        op = insn.opcode
+        st = 2 if op == store else 0 if op == load and insn.memory_type in load_stage_mems else 1
+        key = (st << 4 | insn.pop_prev_dep << 3 | insn.pop_next_dep << 2
+               | insn.push_prev_dep << 1 | insn.push_next_dep)
+        entry = flags_cache.get(key)
+        if entry is None:
+            entry = flags_cache[key] = (
+                tuple(q for (s, f), q in POP_QUEUES.items() if s == st and getattr(insn, f)),
+                tuple(q for (s, f), q in PUSH_QUEUES.items() if s == st and getattr(insn, f)))
         stages.append(st)
-        pops.append(tuple(q for (s, f), q in POP_QUEUES.items() if s == st and getattr(insn, f)))
-        pushes.append(tuple(q for (s, f), q in PUSH_QUEUES.items() if s == st and getattr(insn, f)))
+        pops.append(entry[0])
+        pushes.append(entry[1])
     # Per stage: the instruction indices routed to it, in stream order. Fetch appends by moving
     # `fetched[s]`; a stage starts the instruction at `started[s]`.
     per_stage: list[list[int]] = [[], [], []]
@@ -133,22 +150,13 @@ def schedule(insns: Sequence[Insn], *, cmd_depth: int = CMD_QUEUE_DEPTH,
     fetched = [0, 0, 0]
     started = [0, 0, 0]
     # Pushes still owed by the instruction a stage has executed but not yet retired.
-    owed: list[list[int]] = [[], [], []]
+    owed: list[tuple[int, ...]] = [(), (), ()]
     owner: list[int] = [-1, -1, -1]
-    tokens: list[deque[int]] = [deque() for _ in TokenQueue]  # pusher index per token
+    count = [0, 0, 0, 0]  # tokens per queue
+    pushed: list[list[int]] = [[], [], [], []]  # pushing instruction of every token, in order
     order: list[int] = []
     fetch = 0
-
-    def push_owed(s: int) -> bool:
-        """Push what stage s owes; True when nothing is owed any more."""
-        still = []
-        for q in owed[s]:
-            if len(tokens[q]) < token_depth:
-                tokens[q].append(owner[s])
-            else:
-                still.append(q)
-        owed[s] = still
-        return not still
+    turns = [int(s) for s in stage_order]
 
     while True:
         progress = False
@@ -159,46 +167,59 @@ def schedule(insns: Sequence[Insn], *, cmd_depth: int = CMD_QUEUE_DEPTH,
             fetched[st] += 1
             fetch += 1
             progress = True
-        for s in (Stage.LOAD, Stage.COMPUTE, Stage.STORE):
+        for s in turns:
             queue = per_stage[s]
+            k, end, due = started[s], fetched[s], owed[s]
             while True:
-                if owed[s]:
-                    before = len(owed[s])
-                    done = push_owed(s)
-                    progress |= len(owed[s]) != before
-                    if not done:
+                if due:
+                    left = []
+                    for q in due:
+                        if count[q] < token_depth:
+                            count[q] += 1
+                            pushed[q].append(owner[s])
+                        else:
+                            left.append(q)
+                    if len(left) != len(due):
+                        progress = True
+                    due = tuple(left)
+                    if due:
                         break
-                k = started[s]
-                if k >= fetched[s]:
+                if k >= end:
                     break
                 i = queue[k]
                 need = pops[i]
-                if need and any(not tokens[q] for q in need):
-                    break
-                for q in need:
-                    tokens[q].popleft()
-                started[s] = k + 1
+                if need:
+                    for q in need:
+                        if not count[q]:
+                            break
+                    else:
+                        for q in need:
+                            count[q] -= 1
+                        need = ()
+                    if need:
+                        break
+                k += 1
                 order.append(i)
                 progress = True
-                if pushes[i]:
-                    owed[s] = list(pushes[i])
-                    owner[s] = i
+                due = pushes[i]
+                owner[s] = i
+            started[s], owed[s] = k, due
         if not progress:
             break
 
     if len(order) < n or any(owed):
         return ScheduleResult(order, _deadlock(insns, stages, pops, per_stage, started, fetched,
-                                               owed, owner, tokens, fetch))
+                                               owed, owner, count, fetch))
     leftover = [LeftoverToken(i, TokenQueue(q).name.lower(), PUSH_FLAG[(Stage(stages[i]),
                                                                       TokenQueue(q))])
-                for q in TokenQueue for i in tokens[q]]
+                for q in TokenQueue for i in pushed[q][len(pushed[q]) - count[q]:]]
     leftover.sort(key=lambda t: t.index)
     return ScheduleResult(order, None, leftover)
 
 
 def _deadlock(insns: Sequence[Insn], stages: list[int], pops: list[tuple[int, ...]],
               per_stage: list[list[int]], started: list[int], fetched: list[int],
-              owed: list[list[int]], owner: list[int], tokens: list[deque[int]],
+              owed: list[tuple[int, ...]], owner: list[int], count: list[int],
               fetch: int) -> Deadlock:
     """Name the earliest (in stream order) instruction that waits forever, and on what."""
     candidates: list[tuple[int, TokenQueue, str]] = []
@@ -207,7 +228,7 @@ def _deadlock(insns: Sequence[Insn], stages: list[int], pops: list[tuple[int, ..
             candidates.append((owner[s], TokenQueue(owed[s][0]), "push"))
         elif started[s] < fetched[s]:
             i = per_stage[s][started[s]]
-            q = next(q for q in pops[i] if not tokens[q])
+            q = next(q for q in pops[i] if not count[q])
             candidates.append((i, TokenQueue(q), "pop"))
     i, q, how = min(candidates, key=lambda c: c[0])
     st = Stage(stages[i])
