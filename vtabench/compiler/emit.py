@@ -345,6 +345,7 @@ class Emitter:
                 b = tirx.const(-int(b.value), "int32")
         else:
             raise CompileError(f"block {name}: {value} is not an ALU operation")
+        a, b = _strip_cast(a), _strip_cast(b)
         if not _is_load(a) and _is_load(b) and op != AluOp.SHR:
             a, b = b, a
         if not _is_load(a) or _scope(_load_buf(a)) != "local.acc_buffer":

@@ -122,8 +122,8 @@ class OpTE:
     main: str  # the GEMM stage
     pad: str | None  # the zero-padding stage (conv with pad > 0)
     alu_stages: list[str]  # epilogue stages, in order
-    acc_inputs: list[tuple[str, str]]  # (input name, "bias" | "cast") extra inputs into acc
-    cast_stages: list[str]  # int8 -> int32 stages of residual / mul inputs
+    acc_inputs: list[tuple[str, str]]  # (input name, consuming stage) extra inputs into acc
+    cast_stages: list[str]  # unused (kept empty)
 
     @property
     def func_args(self) -> list[te.Tensor]:
@@ -150,7 +150,7 @@ def _epilogue(acc: te.Tensor, ep: tuple, bias_shape: tuple[int, ...], out_shape:
         if kind == "bias":
             bias = te.placeholder(bias_shape, "int32", name=f"bias{k}")
             inputs.append(bias)
-            acc_inputs.append((bias.op.name, "bias"))
+            acc_inputs.append((bias.op.name, f"ep{k}_bias"))
 
             def fb(i, prev=prev, bias=bias):
                 bi = [0] * rank
@@ -182,13 +182,15 @@ def _epilogue(acc: te.Tensor, ep: tuple, bias_shape: tuple[int, ...], out_shape:
         elif kind in ("residual", "mul"):
             t = te.placeholder(out_shape, "int8", name=f"{kind}{k}")
             inputs.append(t)
-            t32 = _ew(out_shape, lambda i, t=t: t(*i).astype("int32"), f"ep{k}_cast")
-            casts.append(t32.op.name)
-            acc_inputs.append((t.op.name, "cast"))
+            # The int8 tensor is cached into the accumulator scope as is (LOAD ACC_8BIT sign-
+            # extends it); the stage reads it through a cast.
             if kind == "residual":
-                x = _ew(out_shape, lambda i, prev=prev, t32=t32: prev(*i) + t32(*i), f"ep{k}_add")
+                x = _ew(out_shape, lambda i, prev=prev, t=t: prev(*i) + t(*i).astype("int32"),
+                        f"ep{k}_add")
             else:
-                x = _ew(out_shape, lambda i, prev=prev, t32=t32: prev(*i) * t32(*i), f"ep{k}_mul")
+                x = _ew(out_shape, lambda i, prev=prev, t=t: prev(*i) * t(*i).astype("int32"),
+                        f"ep{k}_mul")
+            acc_inputs.append((t.op.name, x.op.name))
             stages.append(x.op.name)
     return x, inputs, stages, acc_inputs, casts
 

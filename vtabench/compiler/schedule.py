@@ -213,31 +213,13 @@ def _epilogue_schedule(sch: s_tir.Schedule, op: OpTE, tile_loop: s_tir.LoopRV) -
     out = sch.get_sblock("out")
     sch.reverse_compute_at(out, tile_loop)
     sch.annotate(out, "vta.dma", 1)
-    for name in op.cast_stages:
-        blk = sch.get_sblock(name)
-        sch.set_scope(blk, 0, ACC)
-        sch.compute_at(blk, tile_loop)
-        sch.annotate(blk, "vta.dma", 1)
-    for (inp_name, kind), stage in zip(op.acc_inputs, _acc_consumers(op)):
-        if kind != "bias":
-            continue
+    # Extra inputs of the epilogue (bias int32, residual / multiplier int8) are cached into the
+    # accumulator scope at the tile loop: LOAD ACC, or LOAD ACC_8BIT for int8.
+    for inp_name, stage in op.acc_inputs:
         blk = sch.get_sblock(stage)
         cr = sch.cache_read(blk, _read_index(sch, blk, inp_name), ACC)
         sch.compute_at(cr, tile_loop)
         sch.annotate(cr, "vta.dma", 1)
-
-
-def _acc_consumers(op: OpTE) -> list[str]:
-    """For each extra acc input, the epilogue stage that reads it (bias) or its cast stage."""
-    out = []
-    casts = iter(op.cast_stages)
-    for name, kind in op.acc_inputs:
-        if kind == "bias":
-            k = name[len("bias"):]
-            out.append(f"ep{k}_bias")
-        else:
-            out.append(next(casts))
-    return out
 
 
 def _tensorize(sch: s_tir.Schedule, cfg: Config, block: s_tir.SBlockRV, chunk: s_tir.LoopRV,
