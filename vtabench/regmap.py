@@ -415,6 +415,16 @@ def py_module(rm: RegMap) -> str:
         L.append(f"    {r.name!r}: {r.access!r},")
     L.append("}")
     L.append("")
+    L.append("#: register name -> mask of the bits its fields define (others read 0, so a read of")
+    L.append("#: 0xFFFFFFFF from a register with undefined bits cannot come from the device)")
+    L.append("DEFINED_BITS: dict[str, int] = {")
+    for r in rm.registers:
+        used = 0
+        for f in r.fields:
+            used |= f.mask
+        L.append(f"    {r.name!r}: {used:#010x},")
+    L.append("}")
+    L.append("")
     # constant registers with integer values (VERSION)
     for r in rm.registers:
         vals = [rm.const_value(f) for f in r.fields]

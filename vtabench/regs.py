@@ -148,5 +148,44 @@ ACCESS: dict[str, str] = {
     'SCRATCH': 'rw',
 }
 
+#: register name -> mask of the bits its fields define (others read 0, so a read of
+#: 0xFFFFFFFF from a register with undefined bits cannot come from the device)
+DEFINED_BITS: dict[str, int] = {
+    'CTRL': 0x00000003,
+    'CYCLES': 0xffffffff,
+    'INSN_COUNT': 0xffffffff,
+    'INSN_BASE_LO': 0xffffffff,
+    'INSN_BASE_HI': 0xffffffff,
+    'UOP_BASE_LO': 0xffffffff,
+    'UOP_BASE_HI': 0xffffffff,
+    'INP_BASE_LO': 0xffffffff,
+    'INP_BASE_HI': 0xffffffff,
+    'WGT_BASE_LO': 0xffffffff,
+    'WGT_BASE_HI': 0xffffffff,
+    'ACC_BASE_LO': 0xffffffff,
+    'ACC_BASE_HI': 0xffffffff,
+    'OUT_BASE_LO': 0xffffffff,
+    'OUT_BASE_HI': 0xffffffff,
+    'ACC_WRITES': 0xffffffff,
+    'VERSION': 0xffffffff,
+    'CONFIG_ID': 0xffffffff,
+    'STATUS': 0x0000000f,
+    'ERROR_CODE': 0x000000ff,
+    'ERROR_INSN': 0xffffffff,
+    'IRQ_ENABLE': 0x00000003,
+    'IRQ_STATUS': 0x00000003,
+    'DRAM_BASE_LO': 0xffffffff,
+    'DRAM_BASE_HI': 0xffffffff,
+    'DRAM_SIZE_LO': 0xffffffff,
+    'DRAM_SIZE_HI': 0xffffffff,
+    'LOAD_BUSY_CYCLES': 0xffffffff,
+    'COMPUTE_BUSY_CYCLES': 0xffffffff,
+    'STORE_BUSY_CYCLES': 0xffffffff,
+    'LOAD_INSNS': 0xffffffff,
+    'COMPUTE_INSNS': 0xffffffff,
+    'STORE_INSNS': 0xffffffff,
+    'SCRATCH': 0xffffffff,
+}
+
 #: the value the hardware returns for VERSION
 VERSION_EXPECTED = 0x01000002
