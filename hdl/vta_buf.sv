@@ -43,6 +43,7 @@ module vta_buf #(
   localparam int unsigned BankAw      = (BankDepth > 1) ? $clog2(BankDepth) : 1;
 
   logic [NumBanks-1:0][NumRd-1:0][ChunkW-1:0] bank_rdata;
+  logic [NumBanks-1:0][NumRd-1:0][BankAw-1:0] bank_raddr;
   logic [31:0] win_c0;
 
   assign win_c0 = 32'(win_addr_i) >> LogChunk;
@@ -51,7 +52,6 @@ module vta_buf #(
     logic                          we;
     logic [BankAw-1:0]             waddr;
     logic [ChunkW-1:0]             wdata;
-    logic [NumRd-1:0][BankAw-1:0]  raddr;
     logic [31:0]                   lane;      // window lane that maps to this bank
     logic [31:0]                   chunk;     // chunk index that lane writes
     logic                          lane_en;
@@ -74,12 +74,13 @@ module vta_buf #(
           wdata = ChunkW'(elem_data_i >> (b * ChunkW));
         end
       end
-      for (int unsigned r = 0; r < NumRd; r++) begin
-        if (NumSlices == 1) begin
-          raddr[r] = BankAw'(32'(rd_idx_i[r]) >> LogBanks);
-        end else begin
-          raddr[r] = BankAw'(rd_idx_i[r]);
-        end
+    end
+
+    for (genvar r = 0; r < NumRd; r++) begin : g_raddr
+      if (NumSlices == 1) begin : g_lanes
+        assign bank_raddr[b][r] = BankAw'(32'(rd_idx_i[r]) >> LogBanks);
+      end else begin : g_slices
+        assign bank_raddr[b][r] = BankAw'(rd_idx_i[r]);
       end
     end
 
@@ -92,17 +93,19 @@ module vta_buf #(
       .we_i    (we),
       .waddr_i (waddr),
       .wdata_i (wdata),
-      .raddr_i (raddr),
+      .raddr_i (bank_raddr[b]),
       .rdata_o (bank_rdata[b])
     );
   end
 
   // Read data: concatenation of the slices, or the bank that holds the element.
+  localparam int unsigned SelW = (LogBanks > 0) ? LogBanks : 1;
+  logic [NumRd-1:0][SelW-1:0] sel_q;
+
   if (NumSlices == 1 && NumBanks > 1) begin : g_rd_sel
-    logic [NumRd-1:0][LogBanks-1:0] sel_q;
     always_ff @(posedge clk_i) begin
       for (int unsigned r = 0; r < NumRd; r++) begin
-        sel_q[r] <= LogBanks'(rd_idx_i[r]);
+        sel_q[r] <= SelW'(rd_idx_i[r]);
       end
     end
     always_comb begin
@@ -111,6 +114,9 @@ module vta_buf #(
       end
     end
   end else begin : g_rd_cat
+    assign sel_q = '0;
+    logic unused_sel;
+    assign unused_sel = ^sel_q;
     always_comb begin
       for (int unsigned r = 0; r < NumRd; r++) begin
         for (int unsigned b = 0; b < NumBanks; b++) begin

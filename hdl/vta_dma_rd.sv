@@ -156,20 +156,14 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   assign row_bytes  = 32'(row_elems) << lseb;
   assign data_bytes = 32'(x_size_q) << lseb;
 
-  // byte i of a window starting at offset o of the row is data when 0 <= o + i < len
-  function automatic logic [BusBytes-1:0] win_mask(logic signed [33:0] o, logic [31:0] len);
-    logic [BusBytes-1:0] m;
-    for (int i = 0; i < BusBytes; i++) begin
-      m[i] = ((o + 34'(i)) >= 0) && ((o + 34'(i)) < $signed({2'b00, len}));
-    end
-    return m;
-  endfunction
-
   always_comb begin
     off_cur   = first_q ? -$signed(34'(df_alo)) : off_q;
     src_off   = off_cur + $signed(34'(sub_q) * 34'(Quarter));
     beat_last = (off_cur + 34'(BusBytes)) >= $signed({2'b00, row_len});
-    beat_mask = win_mask(off_cur, row_len);
+    // byte i of the beat is row data when 0 <= off_cur + i < row_len
+    for (int i = 0; i < BusBytes; i++) begin
+      beat_mask[i] = ((off_cur + 34'(i)) >= 0) && ((off_cur + 34'(i)) < $signed({2'b00, row_len}));
+    end
     for (int i = 0; i < Quarter; i++) begin
       q_mask[i] = ((src_off + 34'(i)) >= 0) && ((src_off + 34'(i)) < $signed({2'b00, row_len}));
     end

@@ -81,22 +81,6 @@ module vta_mem_engine #(
   localparam int unsigned WFifoDepth = 8;
   localparam int unsigned CntW       = 16;
 
-  // Beats of the burst starting at beat address addr with beats_left beats to go.
-  function automatic logic [31:0] burst_beats(logic [Aw-1:0] addr, logic [31:0] beats_left);
-    logic [31:0] to_win;
-    to_win = 32'(WinBeats) - 32'((addr & Aw'(WindowBytes - 1)) >> LogSw);
-    if (32'(WinBeats) < to_win) to_win = 32'(WinBeats);
-    return (beats_left < to_win) ? beats_left : to_win;
-  endfunction
-
-  // Total beats of a byte range.
-  function automatic logic [31:0] range_beats(logic [Aw-1:0] addr, logic [31:0] len);
-    logic [Aw-1:0] first, last;
-    first = addr >> LogSw;
-    last  = (addr + Aw'(len) - Aw'(1)) >> LogSw;
-    return 32'(last - first) + 32'd1;
-  endfunction
-
   // ---------------------------------------------------------------- read side
   logic                   rd_act_q, rd_act_d;
   logic [AxiIdWidth-1:0]  rd_cli_q, rd_cli_d;
@@ -111,7 +95,25 @@ module vta_mem_engine #(
   logic [31:0]            rd_n;
 
   assign ar_free = !ar_valid_q || m_axi_arready_i;
-  assign rd_n    = burst_beats(rd_addr_q, rd_left_q);
+  logic [31:0]            rd_to_win, wr_to_win;
+  logic [Aw-1:0]          rd_first, rd_last, wr_first, wr_last;
+  logic [31:0]            rd_total, wr_total;
+
+  // beats of the next burst: up to the window end, at most WinBeats, at most what is left
+  assign rd_to_win = 32'(WinBeats) - 32'((rd_addr_q & Aw'(WindowBytes - 1)) >> LogSw);
+  assign rd_n      = (rd_left_q < rd_to_win) ? rd_left_q : rd_to_win;
+  // beats of a new request's byte range
+  // fixed priority: the lowest client index with a request
+  logic [AxiIdWidth-1:0]  rd_sel;
+  always_comb begin
+    rd_sel = '0;
+    for (int i = NumRd - 1; i >= 0; i--) begin
+      if (rd_req_valid_i[i]) rd_sel = AxiIdWidth'(i);
+    end
+  end
+  assign rd_first  = rd_req_addr_i[rd_sel] >> LogSw;
+  assign rd_last   = (rd_req_addr_i[rd_sel] + Aw'(rd_req_len_i[rd_sel]) - Aw'(1)) >> LogSw;
+  assign rd_total  = 32'(rd_last - rd_first) + 32'd1;
   assign rd_last_burst = (rd_n == rd_left_q);
 
   always_comb begin
@@ -137,18 +139,14 @@ module vta_mem_engine #(
       rd_act_d = 1'b0;
     end else if (!rd_act_d) begin
       // take the highest-priority request (also in the cycle the previous one ends)
-      for (int i = NumRd - 1; i >= 0; i--) begin
-        if (rd_req_valid_i[i]) begin
-          rd_cli_d = AxiIdWidth'(i);
-        end
-      end
       if (|rd_req_valid_i) begin
+        rd_cli_d = rd_sel;
         for (int unsigned i = 0; i < NumRd; i++) begin
-          rd_req_ready_o[i] = (rd_cli_d == AxiIdWidth'(i));
+          rd_req_ready_o[i] = (rd_sel == AxiIdWidth'(i));
         end
         rd_act_d  = 1'b1;
-        rd_addr_d = (rd_req_addr_i[rd_cli_d] >> LogSw) << LogSw;
-        rd_left_d = range_beats(rd_req_addr_i[rd_cli_d], rd_req_len_i[rd_cli_d]);
+        rd_addr_d = (rd_req_addr_i[rd_sel] >> LogSw) << LogSw;
+        rd_left_d = rd_total;
       end
     end
   end
@@ -212,7 +210,11 @@ module vta_mem_engine #(
   logic [7:0]        w_beat_q;
   logic [$clog2(WFifoDepth+1)-1:0] wf_count;
 
-  assign wr_n  = burst_beats(wr_addr_q, wr_left_q);
+  assign wr_to_win = 32'(WinBeats) - 32'((wr_addr_q & Aw'(WindowBytes - 1)) >> LogSw);
+  assign wr_n      = (wr_left_q < wr_to_win) ? wr_left_q : wr_to_win;
+  assign wr_first  = wr_req_addr_i >> LogSw;
+  assign wr_last   = (wr_req_addr_i + Aw'(wr_req_len_i) - Aw'(1)) >> LogSw;
+  assign wr_total  = 32'(wr_last - wr_first) + 32'd1;
   assign aw_hs = aw_valid_q && m_axi_awready_i;
 
   always_comb begin
@@ -239,7 +241,7 @@ module vta_mem_engine #(
       wr_req_ready_o = 1'b1;
       wr_act_d       = 1'b1;
       wr_addr_d      = (wr_req_addr_i >> LogSw) << LogSw;
-      wr_left_d      = range_beats(wr_req_addr_i, wr_req_len_i);
+      wr_left_d      = wr_total;
     end
   end
 
