@@ -102,16 +102,21 @@ def status_name(code: int) -> str:
 
 
 def _cl_error(exc: cl.Error, what: str) -> OpenCLError:
+    """An OpenCLError naming the failed step, the OpenCL status name and the routine."""
     code = getattr(exc, "code", None)
     name = status_name(code) if isinstance(code, int) else None
     routine = getattr(exc, "routine", "") or ""
-    detail = getattr(exc, "what", None)
+    detail = ""
+    record = exc.args[0] if exc.args else None
+    if record is not None and callable(getattr(record, "what", None)):
+        detail = str(record.what() or "").strip()
+    elif record is not None:
+        detail = str(record).strip()
     msg = f"{what} failed: {name or type(exc).__name__}"
     if routine:
         msg += f" (in {routine})"
-    text = str(detail or exc).strip()
-    if text and (name is None or text not in (name, name[3:])):
-        msg += f": {text}"
+    if detail and detail not in (name, (name or "")[3:]):
+        msg += f": {detail}"
     return OpenCLError(msg, name)
 
 

@@ -274,6 +274,13 @@ def test_kernel_build_failure_has_log() -> None:
     assert "undeclared_x" in err.log and "undeclared_x" in str(err)
 
 
+def test_opencl_errors_carry_status_name() -> None:
+    with pytest.raises(ob.OpenCLError) as info:
+        ob.OpenCLDevice(load_config("default"), 1 << 60, platform=PLATFORM)
+    assert info.value.status == "CL_INVALID_BUFFER_SIZE"
+    assert "failed: CL_INVALID_BUFFER_SIZE (in create_buffer)" in str(info.value)
+
+
 def test_run_timeout() -> None:
     cfg = load_config("default")
     b = ProgramBuilder(cfg)
