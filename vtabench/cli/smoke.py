@@ -15,7 +15,8 @@ from pathlib import Path
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("smoke", help="run the smoke programs on a device and check them against "
                                      "fsim")
-    p.add_argument("--target", choices=("opencl", "fsim", "rtl"), default="opencl")
+    p.add_argument("--target", choices=("opencl", "fsim"), default="opencl",
+                   help="opencl (a real or PoCL device) or fsim (checks the harness itself)")
     p.add_argument("--platform", help="opencl: platform name substring (else "
                                       "$VTA_OPENCL_PLATFORM, else the first)")
     p.add_argument("--device", help="opencl: device name substring (else $VTA_OPENCL_DEVICE)")
