@@ -20,7 +20,7 @@ from vtabench import programs as P
 from vtabench.config import Config, load_config
 from vtabench.isa.insn import Insn
 from vtabench.isa.layout import AluOp, MemType, Opcode
-from vtabench.programs import ProgramBuilder, TestProgram, Tokens
+from vtabench.programs import ProgramBuilder, TestProgram
 from vtabench.schedule import Stage, schedule, stage_of
 from vtabench.smoke import (conv1d_padded, ensure_drivers_importable, gemm_tiled, smoke_programs,
                             token_order)
@@ -265,8 +265,8 @@ def test_missing_platform_from_environment(monkeypatch) -> None:  # type: ignore
 
 
 def test_kernel_build_failure_has_log() -> None:
-    broken = ob.KERNEL_PATH.read_text().replace("static int alu_shr(int a, int s) {",
-                                                "static int alu_shr(int a, int s) { undeclared_x++;")
+    head = "static int alu_shr(int a, int s) {"
+    broken = ob.KERNEL_PATH.read_text().replace(head, head + " undeclared_x++;")
     with pytest.raises(ob.KernelBuildError) as info:
         ob.OpenCLDevice(load_config("default"), 1 << 16, platform=PLATFORM, source=broken)
     err = info.value

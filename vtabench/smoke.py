@@ -87,7 +87,6 @@ def gemm_tiled(cfg: Config, mt: int, kt: int, nt: int, seed: int = 7) -> TestPro
         if n == 0:
             # reset acc[m*nt + n] for all m, n: uops dst 0..nt-1, iter_out over m
             p.gemm((ucount, ucount + nt), (mt, 1), dst=(nt, 0), reset=True)
-        last = n == nt - 1
         p.gemm((n * kt, (n + 1) * kt), (mt, 1), dst=(nt, 0), src=(kt, 0),
                tok=Tokens(pop_prev=True, push_prev=n + 2 < nt))
     # Requantize every acc: x >> 8 (arithmetic), clip to [-128, 127]; uops dst 0..nt-1.
@@ -100,7 +99,8 @@ def gemm_tiled(cfg: Config, mt: int, kt: int, nt: int, seed: int = 7) -> TestPro
     return p.build(f"gemm_tiled_{mt}x{kt}x{nt}")
 
 
-def conv1d_padded(cfg: Config, x: int = 32, ci: int = 4, co: int = 4, seed: int = 11) -> TestProgram:
+def conv1d_padded(cfg: Config, x: int = 32, ci: int = 4, co: int = 4,
+                  seed: int = 11) -> TestProgram:
     """A 3-tap 1-D convolution over x positions, ci input and co output channel blocks: the
     input row is loaded with one position of zero padding on each side (x_pad), biases come in
     as ACC_8BIT, the kernel uses both loop levels (iter_out over positions, iter_in over output
