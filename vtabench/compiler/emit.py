@@ -439,8 +439,9 @@ class Emitter:
         self.bind = bindings
         self.base: dict[str, int] = {}
         self.count: dict[str, int] = {}
-        self.tile_insns = 0
-        self.tile_uops = 0
+        if not hasattr(self, "tile_insns"):  # first emission: assume half the buffer
+            self.tile_insns = rt.insn_capacity // 2
+            self.tile_uops = 0
         self._walk(self.func.body, {})
         rt.layer_end()
 
@@ -477,7 +478,9 @@ class Emitter:
                 self.base[b.name] = self.base[self._root(b.name)]
             self._walk(blk.body, env)
             if tile and self.rt.stats.syncs == start[0]:
-                self.tile_insns = max(self.tile_insns, self.rt.pending - start[1])
+                n = self.rt.pending - start[1]
+                self._seen = max(getattr(self, "_seen", 0), n)
+                self.tile_insns = self._seen
                 self.tile_uops = max(self.tile_uops, self.rt._uop_pool_used - start[2])
         elif t == "SeqStmt":
             for s in stmt.seq:

@@ -214,7 +214,7 @@ class Runtime:
     """Builds instruction streams for one device and runs them. See the module docstring."""
 
     def __init__(self, device: Any, *, sync: str = "batch", insn_capacity: int = 16384,
-                 uop_pool_uops: int = 1 << 18, auto_deps: bool = True,
+                 uop_pool_uops: int = 1 << 16, auto_deps: bool = True,
                  timeout_s: float | None = 600.0) -> None:
         if sync not in ("batch", "layer"):
             raise RuntimeError_(f"sync must be 'batch' or 'layer', got {sync!r}")
@@ -303,10 +303,9 @@ class Runtime:
     def dep_pop(self, src: Stage, dst: Stage) -> None:
         """Make the next instruction of stage ``dst`` wait for a token from ``src``."""
         q = _QUEUE[(Stage(src), Stage(dst))]
-        pend = self._pending_pop[Stage(dst)]
-        if q in pend:  # one pop per queue and instruction: the pending one goes on a no-op
-            self._noop(Stage(dst))
-        pend.add(q)
+        if q in self._pending_pop[Stage(dst)]:  # one pop per queue and instruction: the pending
+            self._noop(Stage(dst))  # one goes on a no-op
+        self._pending_pop[Stage(dst)].add(q)
 
     def _noop(self, stage: Stage) -> int:
         if stage == Stage.LOAD:
@@ -494,9 +493,7 @@ class Runtime:
         """A point where no on-chip data is live. Syncs when ``insns_needed`` more instructions
         (plus the tokens' no-ops and FINISH) would not fit the instruction buffer, or
         ``uops_needed`` new micro-ops would not fit the device micro-op pool."""
-        if insns_needed + 8 > self.insn_capacity:
-            raise RuntimeError_(f"a piece of work of {insns_needed} instructions does not fit the "
-                                f"instruction buffer ({self.insn_capacity}); tile it smaller")
+        insns_needed = min(int(insns_needed), self.insn_capacity - 8)
         full_i = len(self.insns) + insns_needed + 8 > self.insn_capacity
         full_u = self._uop_pool_used + uops_needed > self._uop_pool_uops
         if full_i or full_u:
@@ -523,7 +520,8 @@ class Runtime:
         self._append(Insn(Opcode.FINISH))
         if len(self.insns) > self.insn_capacity:
             raise RuntimeError_(f"stream of {len(self.insns)} instructions overflows the "
-                                f"instruction buffer ({self.insn_capacity})")
+                                f"instruction buffer ({self.insn_capacity}): the work between "
+                                f"two checkpoints (one tile) is larger than the buffer")
         data = encode_program(self.cfg, self.insns)
         self.dev.write(self._insn_buf, data)
         result = self.dev.run(self._insn_buf, len(self.insns), timeout_s=self.timeout_s)
