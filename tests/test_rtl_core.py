@@ -88,6 +88,7 @@ def _claim_and_run(key: str, fn: Callable[[], Any], block: bool) -> bool:
 _ITEMS: dict[str, Callable[[], Any]] = {}
 _CACHE: dict[str, Any] = {}
 _WARMED = False
+_NEEDED: set[str] | None = None  # items the selected tests of this module use (None: all)
 
 
 def shared(key: str) -> Any:
@@ -96,7 +97,7 @@ def shared(key: str) -> Any:
     global _WARMED
     if not _WARMED:
         _WARMED = True
-        keys = list(_ITEMS)
+        keys = [k for k in _ITEMS if _NEEDED is None or k in _NEEDED or k == key]
         worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
         start = int(worker[2:]) if worker[2:].isdigit() else 0
         keys = keys[start % len(keys):] + keys[:start % len(keys)]
@@ -250,6 +251,23 @@ def _check_match(rec: dict[str, Any]) -> None:
 # ------------------------------------------------------------------------------------------------
 # Tests
 # ------------------------------------------------------------------------------------------------
+
+def _item_keys(test: pytest.Item) -> set[str]:
+    name = test.name
+    if "cloud64" in name:
+        return {"cloud64-gemm"}
+    if "waves" in name:
+        return {"waves"}
+    params = getattr(getattr(test, "callspec", None), "params", {})
+    return {f"batch-{params['cfg_name']}"} if "cfg_name" in params else set()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _selected_items(request: pytest.FixtureRequest) -> None:
+    """Work through only the items that the tests selected in this session need."""
+    global _NEEDED
+    mine = [t for t in request.session.items if t.module is request.module]
+    _NEEDED = set().union(*(_item_keys(t) for t in mine)) if mine else None
 
 @pytest.mark.parametrize("cfg_name", CONFIGS)
 @pytest.mark.parametrize("memory", ["ideal", "stress"])

