@@ -14,6 +14,7 @@ the compute stage, whose queue is in order, so stream order is their execution o
 from __future__ import annotations
 
 from dataclasses import fields as dc_fields
+from enum import IntEnum
 from functools import lru_cache
 from typing import Sequence
 
@@ -125,8 +126,11 @@ def _kind(insn: Insn) -> str:
 
 
 @lru_cache(maxsize=None)
-def _ranges(cfg: Config, op: Opcode) -> tuple[tuple[str, int, int, int], ...]:
-    return tuple((f.name, *f.value_range, f.width) for f in insn_layout(cfg, op).fields)
+def _ranges(cfg: Config, op: Opcode) -> tuple[tuple[str, int, int, int, type[IntEnum] | None], ...]:
+    """(name, min, max, width, enum or None) of every field of a kind; the opcode is checked
+    before the kind is known, so it is left out."""
+    return tuple((f.name, *f.value_range, f.width, _ENUMS.get(f.name))
+                 for f in insn_layout(cfg, op).fields if f.name != "opcode")
 
 
 #: Token flags a stage must leave 0 (docs/isa.md section 3).
@@ -134,6 +138,9 @@ _MUST_BE_ZERO = {s: tuple(f for f in TOKEN_FLAGS
                           if (s, f) not in POP_QUEUES and (s, f) not in PUSH_QUEUES)
                  for s in Stage}
 _INSN_FIELDS = tuple(f.name for f in dc_fields(Insn))
+_OPCODES = {int(o): o for o in Opcode}
+_ENUMS: dict[str, type[IntEnum]] = {"memory_type": MemType, "alu_opcode": AluOp}
+_ENUM_VALUES = {name: frozenset(int(e) for e in enum) for name, enum in _ENUMS.items()}
 
 
 class _Checker:
@@ -145,41 +152,52 @@ class _Checker:
         self.n = len(insns)
         self.uop = np.zeros(cfg.uop_depth, np.int64)
         self.uop_written = np.zeros(cfg.uop_depth, bool)
-        self.stored = _StoredRanges(cfg, insns)
+        self.insns = insns
+        self.stored: _StoredRanges | None = None  # built at the first LOAD UOP
+        self.depth = {m: mem_depth(cfg, m) for m in MemType}
+        self.uop_depth = cfg.uop_depth
+        self.uop_masks = ((cfg.log_acc_depth, cfg.uop_src_bits), cfg.acc_depth - 1,
+                          (1 << cfg.uop_src_bits) - 1, cfg.wgt_depth - 1)
+        self.elem_bytes = {m: mem_elem_bytes(cfg, m) for m in MemType}
+        self.ranges = {op: _ranges(cfg, op) for op in Opcode}
+        # Per micro-op slice (uop_bgn, uop_end): (all written, max dst, max src, max wgt) for
+        # the buffer contents of generation `uop_generation` (bumped by every LOAD UOP).
+        self.uop_generation = 0
+        self.slice_cache: dict[tuple[int, int], tuple[int, bool, int, int, int]] = {}
 
     def fail(self, i: int, insn: Insn, field: str | None, msg: str) -> ValidationError:
         where = f"{field}: " if field else ""
         return ValidationError(f"instruction {i} ({_kind(insn)}): {where}{msg}", i, field)
 
     def check(self, i: int, insn: Insn) -> None:
-        self._encoding(i, insn)
-        op = Opcode(insn.opcode)
+        op = self._encoding(i, insn)
         self._routing(i, insn, op)
-        if op in (Opcode.LOAD, Opcode.STORE):
+        if op == Opcode.LOAD or op == Opcode.STORE:
             self._load_store(i, insn, op)
-        elif op in (Opcode.GEMM, Opcode.ALU):
+        elif op == Opcode.GEMM or op == Opcode.ALU:
             self._micro_ops(i, insn, op)
 
     # --- rule 1 ---------------------------------------------------------------------------------
-    def _encoding(self, i: int, insn: Insn) -> None:
+    def _encoding(self, i: int, insn: Insn) -> Opcode:
         try:
-            op = Opcode(int(insn.opcode))
-        except (ValueError, TypeError):
+            op = _OPCODES[insn.opcode]
+        except (KeyError, TypeError):
             raise self.fail(i, insn, "opcode", f"opcode={insn.opcode!r} is not one of "
                             + ", ".join(f"{o.name}={o.value}" for o in Opcode)) from None
-        enums = {"memory_type": MemType, "alu_opcode": AluOp}
-        for name, lo, hi, width in _ranges(self.cfg, op):
-            v = getattr(insn, name)
-            if name in enums:
-                try:
-                    enums[name](int(v))
-                except (ValueError, TypeError):
-                    raise self.fail(i, insn, name, f"{name}={v!r} is not one of " + ", ".join(
-                        f"{e.name}={e.value}" for e in enums[name])) from None
-            elif isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        values = insn.__dict__
+        for name, lo, hi, width, enum in self.ranges[op]:
+            v = values[name]
+            if type(v) is int and lo <= v <= hi and enum is None:
+                continue  # the common case, checked without the slow paths below
+            if isinstance(v, (bool, float)) or not isinstance(v, (int, np.integer)):
                 raise self.fail(i, insn, name, f"{name}={v!r} is not an integer")
+            if enum is not None:
+                if v not in _ENUM_VALUES[name]:
+                    raise self.fail(i, insn, name, f"{name}={v!r} is not one of " + ", ".join(
+                        f"{e.name}={e.value}" for e in enum))
             elif not lo <= v <= hi:
                 raise self.fail(i, insn, name, f"{name}={v} outside [{lo}, {hi}] ({width} bits)")
+        return op
 
     # --- rules 2 and 3 --------------------------------------------------------------------------
     def _routing(self, i: int, insn: Insn, op: Opcode) -> None:
@@ -223,7 +241,7 @@ class _Checker:
         if insn.x_size == 0 or insn.y_size == 0:
             return
         mem = MemType(insn.memory_type)
-        depth = mem_depth(self.cfg, mem)
+        depth = self.depth[mem]
         if op == Opcode.LOAD:
             row = insn.x_pad_0 + insn.x_size + insn.x_pad_1
             count = (insn.y_pad_0 + insn.y_size + insn.y_pad_1) * row
@@ -235,7 +253,7 @@ class _Checker:
             raise self.fail(i, insn, "sram_base", f"{what} {_BUFFER_NAME[mem]} elements "
                             f"{insn.sram_base}..{insn.sram_base + count - 1} but the buffer has "
                             f"{depth} (limit: sram_base + {count} <= {depth})")
-        eb = mem_elem_bytes(self.cfg, mem)
+        eb = self.elem_bytes[mem]
         last = insn.dram_base + (insn.y_size - 1) * insn.x_stride + insn.x_size - 1
         if (last + 1) * eb > self.dram.size:
             access = "reads" if op == Opcode.LOAD else "writes"
@@ -248,6 +266,8 @@ class _Checker:
     def _load_uops(self, i: int, insn: Insn) -> None:
         eb = self.cfg.uop_elem_bytes
         starts = (insn.dram_base + np.arange(insn.y_size, dtype=np.int64) * insn.x_stride) * eb
+        if self.stored is None:
+            self.stored = _StoredRanges(self.cfg, self.insns)
         if self.stored.overlaps(starts, starts + insn.x_size * eb):
             raise self.fail(i, insn, "dram_base", "LOAD UOP reads DRAM that a STORE of this "
                             "program writes; micro-ops are validated from the DRAM image before "
@@ -257,46 +277,66 @@ class _Checker:
         dst = slice(insn.sram_base, insn.sram_base + words.size)
         self.uop[dst] = words
         self.uop_written[dst] = True
+        self.uop_generation += 1
 
     # --- rule 4 (micro-op loops) ----------------------------------------------------------------
     def _micro_ops(self, i: int, insn: Insn, op: Opcode) -> None:
         cfg = self.cfg
-        if insn.uop_end > cfg.uop_depth:
+        if insn.uop_end > self.uop_depth:
             raise self.fail(i, insn, "uop_end", f"uop_end={insn.uop_end} exceeds the micro-op "
-                            f"buffer depth {cfg.uop_depth}")
+                            f"buffer depth {self.uop_depth}")
         if insn.uop_bgn > insn.uop_end:
             raise self.fail(i, insn, "uop_bgn", f"uop_bgn={insn.uop_bgn} > uop_end={insn.uop_end}")
         if insn.iter_out == 0 or insn.iter_in == 0 or insn.uop_bgn == insn.uop_end:
             return
-        unwritten = np.flatnonzero(~self.uop_written[insn.uop_bgn:insn.uop_end])
-        if unwritten.size:
+        written, max_dst, max_src, max_wgt = self._slice_summary(insn.uop_bgn, insn.uop_end)
+        if not written:
+            unwritten = np.flatnonzero(~self.uop_written[insn.uop_bgn:insn.uop_end])
             raise self.fail(i, insn, "uop_bgn", f"micro-op slot {insn.uop_bgn + unwritten[0]} "
                             f"(of {insn.uop_bgn}..{insn.uop_end - 1}) is read before any LOAD UOP "
                             f"wrote it")
-        uops = self.uop[insn.uop_bgn:insn.uop_end]
-        acc_bits, src_bits = cfg.log_acc_depth, cfg.uop_src_bits
-        dst = uops & (cfg.acc_depth - 1)
-        checks = [("dst_idx", dst, "dst", "acc", cfg.acc_depth)]
+        acc_depth = self.depth[MemType.ACC]
+        checks = [("dst_idx", 0, max_dst, "dst", "acc", acc_depth,
+                   insn.dst_factor_out, insn.dst_factor_in)]
         if op == Opcode.GEMM and not insn.reset_reg:
-            src = (uops >> acc_bits) & ((1 << src_bits) - 1)
-            wgt = (uops >> (acc_bits + src_bits)) & (cfg.wgt_depth - 1)
-            checks += [("src_idx", src, "src", "inp", cfg.inp_depth),
-                       ("wgt_idx", wgt, "wgt", "wgt", cfg.wgt_depth)]
+            checks += [("src_idx", 1, max_src, "src", "inp", self.depth[MemType.INP],
+                        insn.src_factor_out, insn.src_factor_in),
+                       ("wgt_idx", 2, max_wgt, "wgt", "wgt", self.depth[MemType.WGT],
+                        insn.wgt_factor_out, insn.wgt_factor_in)]
         elif op == Opcode.ALU and not insn.use_imm:
-            src = (uops >> acc_bits) & ((1 << src_bits) - 1)
-            checks.append(("src_idx", src, "src", "acc", cfg.acc_depth))
-        for name, idx, factor, buf, depth in checks:
-            fo = getattr(insn, f"{factor}_factor_out")
-            fi = getattr(insn, f"{factor}_factor_in")
+            checks.append(("src_idx", 1, max_src, "src", "acc", acc_depth,
+                           insn.src_factor_out, insn.src_factor_in))
+        for name, k, top, factor, buf, depth, fo, fi in checks:
             reach = (insn.iter_out - 1) * fo + (insn.iter_in - 1) * fi
-            bad = np.flatnonzero(idx + reach >= depth)
-            if bad.size:
-                u = int(bad[0])
-                raise self.fail(i, insn, name, f"micro-op slot {insn.uop_bgn + u} ({name}="
-                                f"{int(idx[u])}) reaches {buf} index {int(idx[u]) + reach} at "
-                                f"i0={insn.iter_out - 1}, i1={insn.iter_in - 1} ({factor}_factor_"
-                                f"out={fo}, {factor}_factor_in={fi}); the {buf} buffer has "
-                                f"{depth} elements")
+            if top + reach < depth:
+                continue
+            idx = self._uop_fields(insn.uop_bgn, insn.uop_end)[k]
+            u = int(np.flatnonzero(idx + reach >= depth)[0])
+            raise self.fail(i, insn, name, f"micro-op slot {insn.uop_bgn + u} ({name}="
+                            f"{int(idx[u])}) reaches {buf} index {int(idx[u]) + reach} at "
+                            f"i0={insn.iter_out - 1}, i1={insn.iter_in - 1} ({factor}_factor_"
+                            f"out={fo}, {factor}_factor_in={fi}); the {buf} buffer has "
+                            f"{depth} elements")
+
+    def _uop_fields(self, bgn: int, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        uops = self.uop[bgn:end]
+        (acc_bits, src_bits), dst_mask, src_mask, wgt_mask = self.uop_masks
+        return (uops & dst_mask, (uops >> acc_bits) & src_mask,
+                (uops >> (acc_bits + src_bits)) & wgt_mask)
+
+    def _slice_summary(self, bgn: int, end: int) -> tuple[bool, int, int, int]:
+        """(every slot written, max dst, max src, max wgt) of micro-op slots [bgn, end).
+
+        Cached per slice until the next LOAD UOP: kernels are loaded once and run many times.
+        """
+        hit = self.slice_cache.get((bgn, end))
+        if hit is not None and hit[0] == self.uop_generation:
+            return hit[1:]
+        written = bool(self.uop_written[bgn:end].all())
+        dst, src, wgt = self._uop_fields(bgn, end)
+        summary = (written, int(dst.max()), int(src.max()), int(wgt.max()))
+        self.slice_cache[(bgn, end)] = (self.uop_generation, *summary)
+        return summary
 
 
 class _StoredRanges:
@@ -304,20 +344,21 @@ class _StoredRanges:
 
     def __init__(self, cfg: Config, insns: Sequence[Insn]) -> None:
         eb = cfg.out_elem_bytes
-        starts, ends = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-        for insn in insns:
-            if insn.opcode != Opcode.STORE or insn.x_size == 0 or insn.y_size == 0:
-                continue
-            rows = (insn.dram_base + np.arange(insn.y_size, dtype=np.int64) * insn.x_stride) * eb
-            starts.append(rows)
-            ends.append(rows + insn.x_size * eb)
-        start, end = np.concatenate(starts), np.concatenate(ends)
+        stores = [(i.dram_base, i.y_size, i.x_size, i.x_stride) for i in insns
+                  if i.opcode == Opcode.STORE and i.x_size and i.y_size]
+        base, rows, size, stride = (np.array(c, np.int64).reshape(-1) for c in zip(*stores)) \
+            if stores else (np.zeros(0, np.int64),) * 4
+        row = np.repeat(np.arange(rows.size), rows)  # one entry per stored row
+        first = np.repeat(np.cumsum(rows) - rows, rows)
+        start = (base[row] + (np.arange(row.size) - first) * stride[row]) * eb
+        end = start + size[row] * eb
         by_start = np.argsort(start, kind="stable")
         self.starts = start[by_start]
         self.max_end = np.maximum.accumulate(end[by_start]) if end.size else end
 
     def overlaps(self, lo: np.ndarray, hi: np.ndarray) -> bool:
         """Whether any byte range [lo, hi) meets a stored range."""
+        if not self.starts.size:
+            return False
         k = np.searchsorted(self.starts, hi, side="left")  # stored ranges starting before hi
-        return bool(np.any((k > 0) & (self.max_end[np.maximum(k - 1, 0)] > lo))) if k.size and \
-            self.starts.size else False
+        return bool(np.any((k > 0) & (self.max_end[np.maximum(k - 1, 0)] > lo)))
