@@ -6,19 +6,27 @@ tile's output rows and columns, then a SHR / MAX / MIN requantisation and a STOR
 fsim, checks the stored int8 result against a numpy convolution, and prints GMAC/s.
 
     .venv/bin/python bench/bench_fsim.py [--config NAME] [--repeat N]
+
+OpenBLAS runs single-threaded here unless OPENBLAS_NUM_THREADS says otherwise: fsim's matmuls are
+small (a few hundred rows), and on a busy two-core machine OpenBLAS's spinning worker threads cost
+far more than they give.
 """
 
 from __future__ import annotations
 
-import argparse
-import time
+import os
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads OpenBLAS
 
-from vtabench.config import Config, load_config
-from vtabench.fsim import Fsim
-from vtabench.isa.layout import AluOp, MemType
-from vtabench.programs import ProgramBuilder, TestProgram, Tokens
+import argparse  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from vtabench.config import Config, load_config  # noqa: E402
+from vtabench.fsim import Fsim  # noqa: E402
+from vtabench.isa.layout import AluOp, MemType  # noqa: E402
+from vtabench.programs import ProgramBuilder, TestProgram, Tokens  # noqa: E402
 
 H = W = 56
 CIN = COUT = 64

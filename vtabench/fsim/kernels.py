@@ -218,17 +218,24 @@ def gemm_reset(acc: np.ndarray, out: np.ndarray, a: np.ndarray) -> None:
     out[a] = 0
 
 
-def shr(x: np.ndarray, amount: np.ndarray) -> np.ndarray:
-    """The saturating shift of docs/isa.md ("Decision (shift amounts)"), on int32 arrays."""
+def shr(x: np.ndarray, amount: np.ndarray | int) -> np.ndarray:
+    """The saturating shift of docs/isa.md ("Decision (shift amounts)"), on int32 arrays;
+    ``amount`` is an int (an immediate) or an array like x."""
     x = x.astype(np.int32, copy=False)
+    if isinstance(amount, int):
+        if amount >= 0:
+            return x >> np.int32(min(amount, 31))
+        if amount > -32:
+            return (x.view(np.uint32) << np.uint32(-amount)).view(np.int32)
+        return np.zeros_like(x)
     amount = np.asarray(amount, np.int64)
     right = x >> np.clip(amount, 0, 31).astype(np.int32)
     left = (x.view(np.uint32) << np.clip(-amount, 0, 31).astype(np.uint32)).view(np.int32)
     return np.where(amount >= 0, right, np.where(amount > -32, left, np.int32(0)))
 
 
-def alu_op(op: AluOp, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """One ALU operation on int32 arrays (y broadcast against x), wrapping like hardware."""
+def alu_op(op: AluOp, x: np.ndarray, y: np.ndarray | int) -> np.ndarray:
+    """One ALU operation on int32 arrays; y is an int (immediate) or an int array like x."""
     if op == AluOp.MIN:
         return np.minimum(x, y)
     if op == AluOp.MAX:
@@ -238,7 +245,7 @@ def alu_op(op: AluOp, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if op == AluOp.MUL:
         return (x.astype(np.int64) * y).astype(np.int32)
     if op == AluOp.SHR:
-        return shr(x, np.broadcast_to(y, x.shape))
+        return shr(x, y)
     raise ValueError(f"ALU opcode {op} is not one of {', '.join(o.name for o in AluOp)}")
 
 
@@ -247,9 +254,15 @@ def alu(acc: np.ndarray, out: np.ndarray, op: AluOp, a: np.ndarray, s: np.ndarra
     """acc[a] = op(acc[a], acc[s] or imm) per iteration, in order; out[a] = low 8 bits."""
     if a.size == 0:
         return
+    if s is None and a[-1] - a[0] == a.size - 1 and np.all(np.diff(a) == 1):
+        # A contiguous run of dsts with an immediate (requantisation, say): work on a view.
+        view = slice(int(a[0]), int(a[-1]) + 1)
+        acc[view] = res = alu_op(op, acc[view], imm)
+        out[view] = res.astype(np.int8)
+        return
     for level in _levels(a, s, acc.shape[0]):
         la = a[level]
-        b = np.int64(imm) if s is None else acc[s[level]].astype(np.int64)
+        b = imm if s is None else acc[s[level]].astype(np.int64)
         res = alu_op(op, acc[la], b)
         acc[la] = res
         out[la] = res.astype(np.int8)
