@@ -207,6 +207,9 @@ class RtlDevice(Device):
                          "polls": 0}
         _call(plat.attach_memory, self.mem_bytes)
         version, cfg_id = self._regs("VERSION", "CONFIG_ID")
+        if version == ALL_ONES:
+            raise DeviceLostError(f"VERSION read 0xFFFFFFFF {self.mmio_retries + 1} times: no "
+                                  "device answers on BAR0")
         if version != R.VERSION_EXPECTED:
             raise DeviceMismatchError(
                 f"device VERSION {version:#010x}, driver expects {R.VERSION_EXPECTED:#010x} "
@@ -344,12 +347,13 @@ class RtlDevice(Device):
             if self.run_timeout_ns is not None and elapsed_ns >= self.run_timeout_ns:
                 raise RunTimeoutError(
                     f"run not finished after {elapsed_ns:.0f} ns of simulated time "
-                    f"(run_timeout_ns={self.run_timeout_ns:.0f})", timeout_s or 0.0,
-                    self.registers())
+                    f"(run_timeout_ns={self.run_timeout_ns:.0f}; STATUS {status:#x})",
+                    timeout_s or 0.0, {"status_at_timeout": status, **self.registers()})
             if timeout_s is not None and time.perf_counter() - wall0 > timeout_s:
                 raise RunTimeoutError(f"run not finished after {timeout_s} s (wall clock; "
-                                      f"{elapsed_ns:.0f} ns simulated)", timeout_s,
-                                      self.registers())
+                                      f"{elapsed_ns:.0f} ns simulated; STATUS {status:#x})",
+                                      timeout_s, {"status_at_timeout": status,
+                                                  **self.registers()})
 
     def wait_idle(self, max_ns: float = 1e9) -> bool:
         """After a timeout: wait (simulated time) until the core is no longer busy."""

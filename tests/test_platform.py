@@ -1,0 +1,396 @@
+"""PCIe platform model and the rtl driver backend.
+
+- The cost model (presets, packets, arithmetic) and the fault plan, in pure Python.
+- The same programs through the driver API on fsim and on the RTL (VTA shell behind the modeled
+  PCIe link) give the same memory images.
+- Every injected fault gives its documented exception or recovery, and buffers that were not the
+  target of the fault keep their data.
+
+The simulator tests share one build per configuration (build/rtl/<config>-pcie) and run each
+group of scenarios in one simulator process (module-scoped fixtures).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from vtabench.config import load_config
+from vtabench.smoke import ensure_drivers_importable
+
+ensure_drivers_importable()
+
+from vtabench.drivers.rtl_backend import ensure_tb_importable  # noqa: E402
+
+ensure_tb_importable()
+
+from vtabench.tb.platform.faults import FaultPlan  # noqa: E402
+from vtabench.tb.platform.link import D2H, H2D, PRESETS, LinkModel, preset  # noqa: E402
+
+# ---------------------------------------------------------------------------------------------
+# Cost model (no simulator)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_presets_bandwidth():
+    # GT/s x lanes x 128/130 / 8 bits = GB/s per direction
+    assert preset("gen3x8").bytes_per_ns == pytest.approx(8 * 8 * 128 / 130 / 8)  # 7.88
+    assert preset("gen3x16").bytes_per_ns == pytest.approx(15.7538, rel=1e-4)
+    assert preset("gen4x16").bytes_per_ns == pytest.approx(31.5077, rel=1e-4)
+    assert set(PRESETS) == {"gen3x8", "gen3x16", "gen4x16"}
+    assert preset(None).name == "gen3x16"
+    assert preset("Gen4_x16").name == "gen4x16"
+    with pytest.raises(ValueError, match="unknown PCIe preset"):
+        preset("gen5x16")
+
+
+def test_packets_and_wire_bytes():
+    link = preset("gen3x16")
+    assert link.mps == 256 and link.rcb == 64
+    assert link.packets(0, D2H) == 0 and link.packets(1, D2H) == 1
+    assert link.packets(256, D2H) == 1 and link.packets(257, D2H) == 2
+    assert link.packets(4096, D2H) == 16 and link.packets(4096, H2D) == 64
+    assert link.wire_bytes(4096, D2H) == 4096 + 16 * 24
+    assert link.wire_bytes(4096, H2D) == 4096 + 64 * 20
+    assert link.read_requests(4096) == 8
+    with pytest.raises(ValueError, match="direction"):
+        link.packets(10, "sideways")
+
+
+def test_dma_time_arithmetic():
+    link = preset("gen3x16")
+    bw = 8 * 16 * 128 / 130 / 8
+    assert link.dma_ns(4096, D2H) == pytest.approx(1000 + (4096 + 16 * 24) / bw)
+    assert link.dma_ns(4096, H2D) == pytest.approx(1000 + 500 + (4096 + 64 * 20) / bw)
+    assert link.dma_ns(0, H2D) == pytest.approx(1000)  # setup only
+    # 1 MiB: bandwidth-bound; Gen4 x16 twice as fast on the wire as Gen3 x16
+    mib = 1 << 20
+    g3, g4 = preset("gen3x16"), preset("gen4x16")
+    wire3 = g3.dma_ns(mib, D2H) - g3.dma_setup_ns
+    wire4 = g4.dma_ns(mib, D2H) - g4.dma_setup_ns
+    assert wire3 / wire4 == pytest.approx(2.0)
+    assert preset("gen3x8").dma_ns(mib, D2H) > g3.dma_ns(mib, D2H)
+    # MWr efficiency 256 / 280 at most; reads (64 B completions) lower
+    assert g3.efficiency(mib, D2H) < 256 / 280 and g3.efficiency(mib, D2H) > 0.9 * 256 / 280
+    assert g3.efficiency(mib, H2D) < 64 / 84
+    assert g3.efficiency(64, D2H) < g3.efficiency(mib, D2H)
+    assert g3.efficiency(0, D2H) == 0.0
+
+
+def test_link_model_is_configurable():
+    custom = preset("gen3x16").with_(mps=512, dma_setup_ns=0.0)
+    assert isinstance(custom, LinkModel) and custom.mps == 512
+    assert custom.dma_ns(1024, D2H) == pytest.approx((1024 + 2 * 24) / custom.bytes_per_ns)
+    assert preset(custom) is custom
+
+
+def test_fault_plan_selection():
+    f = FaultPlan()
+    f.dma_error(direction=D2H)
+    f.dma_late(500.0, direction=H2D, nth=1)
+    assert f.take_dma(H2D) is None  # the late fault skips the first h2d
+    late = f.take_dma(H2D)
+    assert late is not None and late.kind == "late" and late.delay_ns == 500.0
+    assert f.take_dma(H2D) is None
+    err = f.take_dma(D2H)
+    assert err is not None and err.kind == "error"
+    f.lose_irq(2)
+    assert f.take_irq_loss() and f.take_irq_loss() and not f.take_irq_loss()
+    f.mmio_all_ones(count=2, offset=0x48)
+    assert not f.take_mmio_ones(0x40)
+    assert f.take_mmio_ones(0x48) and f.take_mmio_ones(0x48) and not f.take_mmio_ones(0x48)
+    assert f.fired[:2] == ["dma_late:h2d", "dma_error:d2h"]
+
+
+def test_regmap_constants_used_by_driver():
+    from vtabench import regs
+
+    assert regs.VERSION_EXPECTED >> 24 == regs.REGMAP_REVISION
+    assert regs.DEFINED_BITS["STATUS"] != 0xFFFFFFFF  # all ones from STATUS means "no device"
+    assert math.log2(regs.BAR0_BYTES) == 12
+
+
+# ---------------------------------------------------------------------------------------------
+# Through the simulator
+# ---------------------------------------------------------------------------------------------
+
+
+def _need_core() -> None:
+    from vtabench.rtl.build import core_present
+
+    if not core_present():
+        pytest.skip("hdl/vta_core.sv not present yet")
+
+
+def _programs(cfg):  # type: ignore[no-untyped-def]
+    from vtabench.isa.insn import encode_program
+    from vtabench.programs import directed_programs
+
+    return [(p.name, encode_program(cfg, p.insns), p.dram) for p in directed_programs(cfg)]
+
+
+def _run_programs(target: str, cfg, progs, dev_opts=None):  # type: ignore[no-untyped-def]
+    """Runs on any target through the driver API: image at 0, instructions after it."""
+    from vtabench.drivers import open_device
+
+    outs = []
+    with open_device(target, cfg, mem_bytes=1 << 20, **(dev_opts or {})) as dev:
+        for name, code, dram in progs:
+            base = dev.alloc(dram.size, align=4096)
+            assert base == 0
+            ia = dev.alloc(len(code), align=4096)
+            dev.write(base, dram)
+            dev.write(ia, np.frombuffer(code, np.uint8))
+            res = dev.run(ia, len(code) // 16, timeout_s=120)
+            outs.append((name, dev.read(base, dram.size), res.stats))
+            dev.free(base)
+            dev.free(ia)
+        pcie = dev.pcie_stats() if target == "rtl" else {}
+    return outs, pcie
+
+
+@pytest.fixture(scope="module")
+def cfg():  # type: ignore[no-untyped-def]
+    return load_config("default")
+
+
+@pytest.fixture(scope="module")
+def rtl_runs(cfg):  # type: ignore[no-untyped-def]
+    _need_core()
+    from vtabench.drivers.rtl_backend import run_in_simulator
+
+    progs = _programs(cfg)
+    return progs, run_in_simulator(cfg, _run_programs, ("rtl", cfg, progs), link="gen3x16")
+
+
+def test_same_programs_fsim_and_rtl(cfg, rtl_runs):  # type: ignore[no-untyped-def]
+    progs, (rtl_outs, pcie) = rtl_runs
+    fsim_outs, _ = _run_programs("fsim", cfg, progs)
+    assert len(rtl_outs) == len(fsim_outs) == len(progs)
+    for (name, got, st), (_, ref, _) in zip(rtl_outs, fsim_outs):
+        assert np.array_equal(got, ref), f"{name}: rtl differs from fsim"
+        assert st["completion"] == "msi" and st["cycles"] > 0
+    # every program moved its image in and out plus its instructions
+    img = sum(d.size for _, _, d in progs)
+    code = sum(len(c) for _, c, _ in progs)
+    assert pcie["h2d_bytes"] == img + code and pcie["d2h_bytes"] == img
+    assert pcie["h2d_transfers"] == 2 * len(progs) and pcie["msi_sent"] == len(progs)
+    link = preset("gen3x16")
+    expect_h2d = sum(link.dma_ns(d.size, H2D) + link.dma_ns(len(c), H2D) for _, c, d in progs)
+    assert pcie["h2d_ns"] == pytest.approx(expect_h2d)
+
+
+# --- fault injection: one simulator run, observations checked one fault per test -------------
+
+def _fault_suite(cfg, prog):  # type: ignore[no-untyped-def]
+    """Runs inside the simulator. Returns what each fault did."""
+    from vtabench.drivers import RunTimeoutError, open_device
+    from vtabench.drivers.rtl_backend import (DeviceLostError, DeviceMismatchError,
+                                              DeviceRunError, DmaError, DmaTimeoutError)
+
+    name, code, dram = prog
+    obs: dict = {}
+    rng = np.random.default_rng(1)
+    with open_device("rtl", cfg, mem_bytes=1 << 20) as dev:
+        plat = dev.platform
+        base = dev.alloc(dram.size, align=4096)
+        ia = dev.alloc(len(code), align=4096)
+        a = dev.alloc(8192, align=64)
+        b = dev.alloc(8192, align=64)
+        c = dev.alloc(8192, align=64)
+        da, db, dc = (rng.integers(0, 256, 8192, dtype=np.uint8) for _ in range(3))
+        dev.write(a, da)
+        dev.write(b, db)
+        dev.write(ia, np.frombuffer(code, np.uint8))
+
+        def intact() -> bool:
+            return bool(np.array_equal(dev.read(a, 8192), da) and
+                        np.array_equal(dev.read(b, 8192), db) and
+                        np.array_equal(dev.read(ia, len(code)), np.frombuffer(code, np.uint8)))
+
+        def run_prog(**kw):  # type: ignore[no-untyped-def]
+            dev.write(base, dram)
+            res = dev.run(ia, len(code) // 16, **kw)
+            return dev.read(base, dram.size), res
+
+        obs["clean"] = run_prog()[0]
+
+        # 1. DMA h2d error after half the bytes: DmaError; other buffers intact; retry works
+        plat.faults.dma_error(direction="h2d", after_bytes=4096)
+        try:
+            dev.write(c, dc)
+            obs["h2d_error"] = None
+        except DmaError as exc:
+            got_c = dev.read(c, 8192)
+            obs["h2d_error"] = dict(type=type(exc).__name__, direction=exc.direction,
+                                    landed=exc.landed, status="STATUS" in exc.status,
+                                    first_half=bool(np.array_equal(got_c[:4096], dc[:4096])),
+                                    intact=intact())
+        dev.write(c, dc)
+        obs["h2d_retry"] = bool(np.array_equal(dev.read(c, 8192), dc))
+
+        # 2. DMA d2h error: the read raises, device memory unchanged
+        plat.faults.dma_error(direction="d2h")
+        try:
+            dev.read(b, 8192)
+            obs["d2h_error"] = None
+        except DmaError as exc:
+            obs["d2h_error"] = dict(type=type(exc).__name__, direction=exc.direction,
+                                    intact=intact())
+
+        # 3. late DMA within the timeout: succeeds, the model time grows by the delay
+        before = plat.stats.h2d_ns
+        plat.faults.dma_late(20_000.0, direction="h2d")
+        dev.write(c, dc[::-1].copy())
+        obs["late_ok"] = dict(extra_ns=plat.stats.h2d_ns - before - plat.link.dma_ns(8192, "h2d"),
+                              data=bool(np.array_equal(dev.read(c, 8192), dc[::-1])))
+
+        # 4. late DMA beyond the driver's DMA timeout: DmaTimeoutError, nothing lands
+        plat.faults.dma_late(10 * dev.dma_timeout_ns, direction="h2d")
+        try:
+            dev.write(c, dc)
+            obs["late_timeout"] = None
+        except DmaTimeoutError as exc:
+            obs["late_timeout"] = dict(type=type(exc).__name__, landed=exc.landed,
+                                       timeout=isinstance(exc, TimeoutError),
+                                       untouched=bool(np.array_equal(dev.read(c, 8192),
+                                                                     dc[::-1])),
+                                       intact=intact())
+
+        # 5. lost interrupt: recovered by polling, same result
+        plat.faults.lose_irq()
+        out, res = run_prog()
+        obs["lost_irq"] = dict(completion=res.stats["completion"],
+                               recovered=res.stats["irq_recovered_by_poll"],
+                               same=bool(np.array_equal(out, obs["clean"])), intact=intact(),
+                               lost=plat.stats.msi_lost)
+
+        # 6. one MMIO read of STATUS returns all ones: re-read, run completes
+        plat.faults.mmio_all_ones(count=1, offset=0x48)
+        out, res = run_prog()
+        obs["mmio_ones"] = dict(retries=res.stats["mmio_all_ones_retries"],
+                                same=bool(np.array_equal(out, obs["clean"])))
+
+        # 7. simulated-time run timeout: RunTimeoutError with the status registers; the core
+        #    keeps running, wait_idle() then a new run gives the right result
+        dev.run_timeout_ns = 500.0
+        try:
+            run_prog()
+            obs["timeout"] = None
+        except RunTimeoutError as exc:
+            obs["timeout"] = dict(status=dict(exc.status))
+        dev.run_timeout_ns = None
+        obs["idle"] = dev.wait_idle()
+        out, res = run_prog()
+        obs["after_timeout"] = dict(same=bool(np.array_equal(out, obs["clean"])), intact=intact())
+
+        # 8. core error: an illegal opcode at instruction 1 -> DeviceRunError with the index
+        bad = bytearray(code)
+        bad[16] = (bad[16] & ~0x7) | 0x7
+        dev.write(ia, np.frombuffer(bytes(bad), np.uint8))
+        try:
+            dev.run(ia, len(code) // 16)
+            obs["core_error"] = None
+        except DeviceRunError as exc:
+            obs["core_error"] = dict(code=exc.code, insn=exc.insn, status="ERROR_CODE" in
+                                     exc.status)
+        dev.write(ia, np.frombuffer(code, np.uint8))
+        out, res = run_prog()
+        obs["after_error"] = bool(np.array_equal(out, obs["clean"]))
+
+        # 9. MMIO reads that keep returning all ones at open: DeviceLostError
+        plat.faults.mmio_all_ones(count=100, offset=0x40)
+    try:
+        open_device("rtl", cfg, mem_bytes=1 << 16)
+        obs["lost"] = None
+    except DeviceLostError as exc:
+        obs["lost"] = str(exc)
+    plat.faults.clear()
+
+    # 10. a driver for another configuration refuses the device
+    try:
+        open_device("rtl", load_config("cloud32"), mem_bytes=1 << 16)
+        obs["mismatch"] = None
+    except DeviceMismatchError as exc:
+        obs["mismatch"] = str(exc)
+    obs["fired"] = list(plat.faults.fired)
+    return obs
+
+
+@pytest.fixture(scope="module")
+def faults(cfg):  # type: ignore[no-untyped-def]
+    _need_core()
+    from vtabench.drivers.rtl_backend import run_in_simulator
+
+    prog = _programs(cfg)[0]
+    ref = prog[2].copy()
+    from vtabench.fsim import Fsim
+    from vtabench.isa.insn import decode_program
+
+    Fsim(cfg).run(decode_program(cfg, prog[1]), ref)
+    return ref, run_in_simulator(cfg, _fault_suite, (cfg, prog), link="gen3x8")
+
+
+def test_fault_clean_run_matches_fsim(faults):  # type: ignore[no-untyped-def]
+    ref, obs = faults
+    assert np.array_equal(obs["clean"], ref)
+
+
+def test_fault_dma_h2d_error(faults):  # type: ignore[no-untyped-def]
+    _, obs = faults
+    e = obs["h2d_error"]
+    assert e is not None, "no DmaError raised"
+    assert e["type"] == "DmaError" and e["direction"] == "h2d" and e["landed"] == 4096
+    assert e["status"] and e["first_half"] and e["intact"]
+    assert obs["h2d_retry"]
+
+
+def test_fault_dma_d2h_error(faults):  # type: ignore[no-untyped-def]
+    _, obs = faults
+    e = obs["d2h_error"]
+    assert e is not None and e["type"] == "DmaError" and e["direction"] == "d2h" and e["intact"]
+
+
+def test_fault_dma_late(faults):  # type: ignore[no-untyped-def]
+    _, obs = faults
+    assert obs["late_ok"]["extra_ns"] == pytest.approx(20_000.0)
+    assert obs["late_ok"]["data"]
+    t = obs["late_timeout"]
+    assert t is not None and t["type"] == "DmaTimeoutError" and t["timeout"]
+    assert t["landed"] == 0 and t["untouched"] and t["intact"]
+
+
+def test_fault_lost_interrupt_recovered_by_polling(faults):  # type: ignore[no-untyped-def]
+    _, obs = faults
+    e = obs["lost_irq"]
+    assert e["completion"] == "poll (interrupt lost)" and e["recovered"] == 1
+    assert e["lost"] == 1 and e["same"] and e["intact"]
+
+
+def test_fault_mmio_all_ones(faults):  # type: ignore[no-untyped-def]
+    _, obs = faults
+    assert obs["mmio_ones"]["retries"] >= 1 and obs["mmio_ones"]["same"]
+    assert obs["lost"] is not None and "VERSION" in obs["lost"]
+
+
+def test_run_timeout_carries_status(faults):  # type: ignore[no-untyped-def]
+    _, obs = faults
+    t = obs["timeout"]
+    assert t is not None, "no RunTimeoutError"
+    assert t["status"]["status_at_timeout"] & 1, "STATUS showed the core busy"
+    assert {"STATUS", "CYCLES", "ERROR_CODE", "IRQ_STATUS"} <= set(t["status"])
+    assert obs["idle"] and obs["after_timeout"]["same"] and obs["after_timeout"]["intact"]
+
+
+def test_core_error_reported(faults):  # type: ignore[no-untyped-def]
+    _, obs = faults
+    e = obs["core_error"]
+    assert e is not None and e["code"] == 0x01 and e["insn"] == 1 and e["status"]
+    assert obs["after_error"]
+
+
+def test_config_mismatch_refused(faults):  # type: ignore[no-untyped-def]
+    _, obs = faults
+    assert obs["mismatch"] is not None and "CONFIG_ID" in obs["mismatch"]
