@@ -335,3 +335,11 @@ def test_validation_of_a_large_program_is_fast() -> None:
     validate_program(CFG, prog.insns, prog.dram)
     elapsed = time.perf_counter() - t0
     assert elapsed < 5.0, f"{len(prog.insns)} instructions validated in {elapsed:.2f} s"
+
+
+def test_the_dram_image_is_required_not_its_size() -> None:
+    p = base()
+    p.finish()
+    prog = p.build("size")
+    with pytest.raises(TypeError, match="needs the DRAM image"):
+        validate_program(CFG, prog.insns, prog.dram.size)  # type: ignore[arg-type]

@@ -100,6 +100,9 @@ def validated_order(cfg: Config, insns: Sequence[Insn],
 
 
 def _as_bytes_array(dram: np.ndarray | bytes | bytearray | memoryview) -> np.ndarray:
+    if isinstance(dram, (int, np.integer)):
+        raise TypeError("validate_program needs the DRAM image (uint8 array or bytes), not its "
+                        "size: the micro-op index checks read the micro-ops LOAD UOPs load from it")
     if isinstance(dram, np.ndarray):
         if dram.dtype != np.uint8 or dram.ndim != 1:
             raise TypeError("the DRAM image must be a 1-D uint8 array")
