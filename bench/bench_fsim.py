@@ -18,15 +18,15 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads OpenBLAS
 
-import argparse  # noqa: E402
-import time  # noqa: E402
+import argparse
+import time
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from vtabench.config import Config, load_config  # noqa: E402
-from vtabench.fsim import Fsim  # noqa: E402
-from vtabench.isa.layout import AluOp, MemType  # noqa: E402
-from vtabench.programs import ProgramBuilder, TestProgram, Tokens  # noqa: E402
+from vtabench.config import Config, load_config
+from vtabench.fsim import Fsim
+from vtabench.isa.layout import AluOp, MemType
+from vtabench.programs import ProgramBuilder, TestProgram, Tokens
 
 H = W = 56
 CIN = COUT = 64

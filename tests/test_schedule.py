@@ -11,20 +11,20 @@ from vtabench.isa.layout import MemType, Opcode
 from vtabench.schedule import Deadlock, LeftoverToken, Stage, schedule, stage_of
 
 
-def L(pop: bool = False, push: bool = False) -> Insn:  # noqa: N802 - reads like the stage name
+def L(pop: bool = False, push: bool = False) -> Insn:
     """A load-stage instruction (LOAD INP): pops g2l, pushes l2g."""
     return Insn(Opcode.LOAD, memory_type=MemType.INP, x_size=1, y_size=1,
                 pop_next_dep=int(pop), push_next_dep=int(push))
 
 
-def C(pop_l: bool = False, pop_s: bool = False, push_l: bool = False,  # noqa: N802
+def C(pop_l: bool = False, pop_s: bool = False, push_l: bool = False,
       push_s: bool = False) -> Insn:
     """A compute-stage instruction (GEMM): pops l2g / s2g, pushes g2l / g2s."""
     return Insn(Opcode.GEMM, pop_prev_dep=int(pop_l), pop_next_dep=int(pop_s),
                 push_prev_dep=int(push_l), push_next_dep=int(push_s))
 
 
-def S(pop: bool = False, push: bool = False) -> Insn:  # noqa: N802
+def S(pop: bool = False, push: bool = False) -> Insn:
     """A store-stage instruction: pops g2s, pushes s2g."""
     return Insn(Opcode.STORE, memory_type=MemType.OUT, x_size=1, y_size=1,
                 pop_prev_dep=int(pop), push_prev_dep=int(push))

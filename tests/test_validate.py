@@ -235,12 +235,12 @@ def test_uop_written_later_in_the_stream_does_not_count() -> None:
 
 
 @pytest.mark.parametrize("field,kw,phrase", [
-    ("dst_idx", dict(dst_factor_out=1000, dst_factor_in=46),
-     "micro-op slot 2 (dst_idx=2) reaches acc index 2048 at i0=2, i1=1 (dst_factor_out=1000, "
-     "dst_factor_in=46); the acc buffer has 2048 elements"),
-    ("src_idx", dict(src_factor_out=1000, src_factor_in=46),
+    ("dst_idx", {"dst_factor_out": 1000, "dst_factor_in": 46},
+     ("micro-op slot 2 (dst_idx=2) reaches acc index 2048 at i0=2, i1=1 (dst_factor_out=1000, "
+      "dst_factor_in=46); the acc buffer has 2048 elements")),
+    ("src_idx", {"src_factor_out": 1000, "src_factor_in": 46},
      "micro-op slot 2 (src_idx=2) reaches inp index 2048"),
-    ("wgt_idx", dict(wgt_factor_in=1022), "micro-op slot 2 (wgt_idx=2) reaches wgt index 1024"),
+    ("wgt_idx", {"wgt_factor_in": 1022}, "micro-op slot 2 (wgt_idx=2) reaches wgt index 1024"),
 ])
 def test_micro_op_indices_reaching_outside_their_buffer(field: str, kw: dict, phrase: str) -> None:
     gemm = Insn(Opcode.GEMM, uop_bgn=0, uop_end=3, iter_out=3, iter_in=2, **kw)

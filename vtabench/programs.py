@@ -9,8 +9,8 @@ the configuration's batch, block and buffer depths.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -15,9 +15,9 @@ that relies on luck is exposed by this one (loads run as far ahead as the tokens
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Sequence
 
 from vtabench.config import CMD_QUEUE_DEPTH, TOKEN_QUEUE_DEPTH
 from vtabench.isa.insn import Insn

@@ -13,10 +13,10 @@ the compute stage, whose queue is in order, so stream order is their execution o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import fields as dc_fields
 from enum import IntEnum
-from functools import lru_cache
-from typing import Sequence
+from functools import cache
 
 import numpy as np
 
@@ -128,7 +128,7 @@ def _kind(insn: Insn) -> str:
     return op.name
 
 
-@lru_cache(maxsize=None)
+@cache
 def _ranges(cfg: Config, op: Opcode) -> tuple[tuple[str, int, int, int, type[IntEnum] | None], ...]:
     """(name, min, max, width, enum or None) of every field of a kind; the opcode is checked
     before the kind is known, so it is left out."""
@@ -284,7 +284,6 @@ class _Checker:
 
     # --- rule 4 (micro-op loops) ----------------------------------------------------------------
     def _micro_ops(self, i: int, insn: Insn, op: Opcode) -> None:
-        cfg = self.cfg
         if insn.uop_end > self.uop_depth:
             raise self.fail(i, insn, "uop_end", f"uop_end={insn.uop_end} exceeds the micro-op "
                             f"buffer depth {self.uop_depth}")
