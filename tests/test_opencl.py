@@ -22,11 +22,10 @@ from vtabench.isa.insn import Insn
 from vtabench.isa.layout import AluOp, MemType, Opcode
 from vtabench.programs import ProgramBuilder, TestProgram
 from vtabench.schedule import Stage, schedule, stage_of
-from vtabench.smoke import (conv1d_padded, ensure_drivers_importable, gemm_tiled, smoke_programs,
+from vtabench.smoke import (conv1d_padded, gemm_tiled, smoke_programs,
                             token_order)
 from vtabench.validate import ValidationError, validate_program
 
-ensure_drivers_importable()
 cl = pytest.importorskip("pyopencl")
 
 from vtabench.drivers import RunTimeoutError  # noqa: E402

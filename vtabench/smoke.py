@@ -13,9 +13,7 @@ Runs with numpy + pyopencl alone (no TVM, no other dependency), from a checkout 
 
 from __future__ import annotations
 
-import importlib.util
 import platform as _platform
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,23 +26,6 @@ from vtabench.isa.layout import AluOp, MemType
 from vtabench.programs import ProgramBuilder, TestProgram, Tokens, directed_programs
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def ensure_drivers_importable() -> None:
-    """Make ``vtabench.drivers`` (the repository's drivers/ folder) importable when vtabench runs
-    from a checkout (``PYTHONPATH=.``) rather than installed with its package-dir mapping."""
-    if "vtabench.drivers" in sys.modules or importlib.util.find_spec("vtabench.drivers"):
-        return
-    root = REPO / "drivers"
-    spec = importlib.util.spec_from_file_location("vtabench.drivers", root / "__init__.py",
-                                                  submodule_search_locations=[str(root)])
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["vtabench.drivers"] = module
-    spec.loader.exec_module(module)
-    import vtabench
-
-    vtabench.drivers = module  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,7 +221,6 @@ def run_smoke(cfg: Config, target: str = "opencl", *, command: str = "",
               programs: list[TestProgram] | None = None, timeout_s: float = 120.0,
               log: Any = print, **opts: Any) -> SmokeReport:
     """Run the smoke set on one device; returns the report (log gets one line per program)."""
-    ensure_drivers_importable()
     from vtabench.drivers import open_device
     from vtabench.fsim import Fsim
     from vtabench.isa.insn import encode_program

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
     insns = decode_program(cfg, args.insns.read_bytes())
     dram = np.fromfile(args.dram, dtype=np.uint8)
-    validate_program(cfg, insns, dram.size)
+    validate_program(cfg, insns, dram)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     print(f"config {cfg.name}, target {args.target}, {len(insns)} instructions, "
           f"{dram.size} DRAM bytes, seed {seed}")

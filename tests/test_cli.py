@@ -1,0 +1,83 @@
+"""The command line: asm / disasm / exec, and validation errors reported through it."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from vtabench.cli import main
+from vtabench.config import load_config
+from vtabench.fsim import Fsim
+from vtabench.isa import Insn, MemType, Opcode, encode_program
+from vtabench.isa.asm import disassemble
+from vtabench.programs import directed_programs
+
+CFG = load_config("default")
+
+
+@pytest.fixture
+def program(tmp_path):
+    prog = next(p for p in directed_programs(CFG) if p.name.startswith("gemm"))
+    (tmp_path / "p.bin").write_bytes(encode_program(CFG, prog.insns))
+    prog.dram.tofile(tmp_path / "dram.bin")
+    return prog
+
+
+def test_asm_disasm_round_trip(tmp_path, program, capsys):
+    (tmp_path / "p.s").write_text(disassemble(CFG, program.insns))
+    assert main(["asm", str(tmp_path / "p.s"), "-o", str(tmp_path / "q.bin")]) == 0
+    assert (tmp_path / "q.bin").read_bytes() == (tmp_path / "p.bin").read_bytes()
+    capsys.readouterr()
+    assert main(["disasm", "--json", str(tmp_path / "q.bin")]) == 0
+    objs = json.loads(capsys.readouterr().out)
+    assert len(objs) == len(program.insns)
+    load = next(o for o in objs if o["opcode"] == "LOAD")
+    assert set(load) == {"opcode", "pop_prev_dep", "pop_next_dep", "push_prev_dep",
+                         "push_next_dep", "memory_type", "sram_base", "dram_base", "y_size",
+                         "x_size", "x_stride", "y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1"}
+    gemm = next(o for o in objs if o["opcode"] == "GEMM")
+    assert "reset_reg" in gemm and "wgt_factor_in" in gemm and "memory_type" not in gemm
+    assert objs[-1] == {"opcode": "FINISH", "pop_prev_dep": 0, "pop_next_dep": 0,
+                        "push_prev_dep": 0, "push_next_dep": 0}
+
+
+def test_exec_fsim_matches_golden(tmp_path, program, capsys):
+    out = tmp_path / "out.bin"
+    assert main(["exec", "--target", "fsim", "--insns", str(tmp_path / "p.bin"), "--dram",
+                 str(tmp_path / "dram.bin"), "--out", str(out), "--seed", "5"]) == 0
+    assert "seed 5" in capsys.readouterr().out
+    expected = program.dram.copy()
+    Fsim(CFG).run(program.insns, expected)
+    np.testing.assert_array_equal(np.fromfile(out, np.uint8), expected)
+    assert not np.array_equal(expected, program.dram)
+
+
+@pytest.mark.parametrize("insns, needle", [
+    ([Insn(Opcode.LOAD, memory_type=MemType.INP, x_size=1, y_size=1, x_stride=1,
+           dram_base=1 << 20), Insn(Opcode.FINISH)], "instruction 0"),
+    ([Insn(Opcode.STORE, memory_type=MemType.OUT, x_size=1, y_size=1, x_stride=1,
+           pop_prev_dep=1), Insn(Opcode.FINISH)], "instruction 0"),
+    ([Insn(Opcode.FINISH), Insn(Opcode.FINISH)], "FINISH"),
+])
+def test_exec_rejects_invalid_program_without_output(tmp_path, insns, needle):
+    (tmp_path / "p.bin").write_bytes(encode_program(CFG, insns))
+    np.zeros(4096, np.uint8).tofile(tmp_path / "dram.bin")
+    out = tmp_path / "out.bin"
+    proc = subprocess.run([sys.executable, "-m", "vtabench", "exec", "--insns",
+                           str(tmp_path / "p.bin"), "--dram", str(tmp_path / "dram.bin"),
+                           "--out", str(out)], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert needle in proc.stderr and "Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+def test_exec_rejects_undecodable_stream(tmp_path):
+    (tmp_path / "p.bin").write_bytes(bytes([7]) + bytes(15))
+    np.zeros(64, np.uint8).tofile(tmp_path / "dram.bin")
+    proc = subprocess.run([sys.executable, "-m", "vtabench", "exec", "--insns",
+                           str(tmp_path / "p.bin"), "--dram", str(tmp_path / "dram.bin"),
+                           "--out", str(tmp_path / "o.bin")], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "instruction 0: opcode 7 is not one of" in proc.stderr
