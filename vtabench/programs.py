@@ -211,7 +211,7 @@ def _gemm_loops(cfg: Config, rng: np.random.Generator) -> TestProgram:
     inp = p.data(MemType.INP, _tiles(cfg, rng, MemType.INP, n_inp))
     wgt_dram = p.data(MemType.WGT, _tiles(cfg, rng, MemType.WGT, 2 * n_wgt))
     p.load(MemType.INP, 0, inp, 1, n_inp)
-    p.load(MemType.WGT, 0, wgt_dram, 2, n_wgt // 2, stride=n_wgt)  # rows 0 and 2 of 4 tiles
+    p.load(MemType.WGT, 0, wgt_dram, 2, n_wgt // 2, stride=n_wgt)  # DRAM tiles 0-3 and 8-11
     p.noop(MemType.INP, Tokens(push_next=True))
     zero = p.load_uops(0, dst=[0, 1, 2])
     kernel = p.load_uops(3, dst=[0, 1, 2], src=[0, 5, 1], wgt=[0, 1, 3], tok=Tokens(pop_prev=True))
@@ -307,9 +307,9 @@ def _alu_tensor(cfg: Config, rng: np.random.Generator, op: AluOp) -> TestProgram
         b_vals = np.roll(_extreme_acc(cfg, rng, n), 3)
     acc = p.data(MemType.ACC, np.concatenate([a_vals, b_vals]))
     p.load(MemType.ACC, 0, acc, 1, 2 * n)
-    k = p.load_uops(0, dst=[0, 1], src=[n, n + 1])
-    p.alu(op, k, (2, 1), dst=(2, 0), src=(2, 0))  # acc[0..3] op= acc[4..7]
-    chain = p.load_uops(2, dst=[1], src=[0])
+    k = p.load_uops(0, dst=[0], src=[n])
+    p.alu(op, k, (2, 2), dst=(2, 1), src=(2, 1))  # acc[0..3] op= acc[4..7]
+    chain = p.load_uops(1, dst=[1], src=[0])
     small = 2 if op in (AluOp.SHR, AluOp.MUL) else 3
     p.alu(op, chain, (1, small), dst=(0, 1), src=(0, 1))  # acc[i+1] op= acc[i], in order
     out = p.alloc(MemType.OUT, n, fill=0x22)

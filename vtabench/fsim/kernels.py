@@ -1,7 +1,8 @@
 """Vectorised GEMM and ALU micro-op loops (docs/isa.md section 4).
 
-Both take the micro-op loop already expanded into per-iteration index arrays ``a`` (dst), ``s``
-(src) and ``w`` (wgt), in iteration order.
+GEMM takes the loop unexpanded (:class:`MicroLoop`: the kernel's micro-ops and the per-(i0, i1)
+offsets), so the common kernel shapes run without materialising every iteration; the ALU takes
+per-iteration index arrays ``a`` (dst) and ``s`` (src), in iteration order.
 
 GEMM never reads what it writes except ``acc[a]`` itself, and int32 wrap-around addition is
 associative and commutative, so summing every iteration's product per dst in any order gives the
@@ -28,6 +29,8 @@ _F32_EXACT_TERMS = 1 << 10
 #: Above this many distinct micro-op patterns per GEMM, one matmul per pattern costs more in
 #: Python than grouping the iterations by weight tile.
 _MAX_PATTERNS = 64
+#: Odd random multipliers hashing a dst's sequence of weight indices (up to 2^14 of them) to one
+#: int64; equal hashes are verified before they are trusted.
 _HASH = np.random.default_rng(0x5EED).integers(1, 1 << 62, 1 << 14, dtype=np.int64) | 1
 
 
