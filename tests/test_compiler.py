@@ -1,0 +1,138 @@
+"""TVM operator compiler: every operator, on every target whose driver backend exists, bit-exact
+against a TVM-on-CPU (llvm) build of the same TE definition, for default and cloud32.
+
+Targets are the driver backends present in this checkout (vtabench.runtime.available_targets):
+fsim, opencl (PoCL), rtl. Nothing is skipped silently: a target whose backend module is missing
+is not parametrised at all, and one that is present but cannot start (no OpenCL platform, no
+Verilator) fails. ``VTABENCH_COMPILER_TARGETS=fsim,opencl`` narrows the list. On rtl the cases of
+one configuration run in one platform simulation (module-scoped fixture).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from vtabench.compiler import CompileError, Conv2dSpec, DenseSpec, Tiling, compile_op
+from vtabench.compiler.runner import OpJob, run_ops
+from vtabench.config import load_config
+from vtabench.runtime import available_targets
+
+CONFIGS = ["default", "cloud32"]
+
+
+def _targets() -> list[str]:
+    found = available_targets()
+    want = os.environ.get("VTABENCH_COMPILER_TARGETS")
+    if want:
+        return [t for t in want.split(",") if t in found]
+    return found
+
+
+def cases(B: int) -> list[tuple[str, object, Tiling | None, bool]]:
+    """(id, spec, tiling or None for the automatic choice, double buffering)."""
+    return [
+        ("dense_bias_shift_clip", DenseSpec(1, 3 * B, 2 * B, epilogue=(
+            ("bias",), ("shift", 5), ("clip", -100, 100))), None, True),
+        # 32 x 32 blocks of weights = the whole weight buffer; tiles must split it.
+        ("dense_big_weights", DenseSpec(1, 32 * B, 32 * B, epilogue=(("shift", 9),)), None, True),
+        ("conv1x1_s1_7x7_relu", Conv2dSpec(1, 2 * B, 7, 7, 3 * B, 1, 1, 0, epilogue=(
+            ("shift", 6), ("relu",))), None, True),
+        ("conv1x1_s2_9x9_mul", Conv2dSpec(1, 2 * B, 9, 9, 2 * B, 1, 2, 0, epilogue=(
+            ("mul",), ("shift", 8))), None, True),
+        ("conv3x3_s1_p1_9x9_bias_res_clip", Conv2dSpec(1, 2 * B, 9, 9, 2 * B, 3, 1, 1, epilogue=(
+            ("bias",), ("shift", 7), ("residual",), ("clip", -128, 127))),
+         Tiling(oc=1, ic=1, h=3, w=9), True),
+        ("conv3x3_s1_p1_9x9_bias_res_clip_nodb", Conv2dSpec(1, 2 * B, 9, 9, 2 * B, 3, 1, 1,
+                                                           epilogue=(("bias",), ("shift", 7),
+                                                                     ("residual",),
+                                                                     ("clip", -128, 127))),
+         Tiling(oc=1, ic=1, h=3, w=9), False),
+        ("conv3x3_s2_p1_7x7_relu", Conv2dSpec(1, 3 * B, 7, 7, 2 * B, 3, 2, 1, epilogue=(
+            ("shift", 7), ("relu",))), None, True),
+        ("conv3x3_s2_p1_7x7_1px_tiles", Conv2dSpec(1, 2 * B, 7, 7, 2 * B, 3, 2, 1, epilogue=(
+            ("shift", 7),)), Tiling(oc=1, ic=1, h=1, w=1), True),
+        # 16 x 16 x 9 = 2304 weight tiles > 1024 (the weight buffer of default and cloud32).
+        ("conv3x3_big_weights_5x5", Conv2dSpec(1, 16 * B, 5, 5, 16 * B, 3, 1, 1, epilogue=(
+            ("shift", 11), ("clip", -127, 127))), None, True),
+    ]
+
+
+def _case_ids() -> list[str]:
+    return [c[0] for c in cases(16)]
+
+
+_inputs_cache: dict = {}
+_ref_cache: dict = {}
+
+
+def _case(cfg_name: str, case_id: str):
+    cfg = load_config(cfg_name)
+    c = {k[0]: k for k in cases(cfg.block)}[case_id]
+    key = (cfg_name, case_id)
+    if key not in _inputs_cache:
+        op = compile_op(c[1], cfg, tiling=c[2], double_buffer=c[3])
+        rng = np.random.default_rng(abs(hash(key)) % (1 << 31))
+        x = op.random_inputs(rng)
+        _inputs_cache[key] = (op, x)
+        _ref_cache[key] = op.reference(x)
+    op, x = _inputs_cache[key]
+    return cfg, c, op, x, _ref_cache[key]
+
+
+@pytest.fixture(scope="module")
+def rtl_results():
+    """All cases of a configuration in one platform simulation, run on first use."""
+    store: dict = {}
+
+    def get(cfg_name: str, case_id: str):
+        if cfg_name not in store:
+            cfg = load_config(cfg_name)
+            jobs, ids = [], []
+            for cid in _case_ids():
+                _, c, op, x, _ = _case(cfg_name, cid)
+                jobs.append(OpJob(c[1], x, c[2], c[3]))
+                ids.append(cid)
+            store[cfg_name] = dict(zip(ids, run_ops("rtl", cfg, jobs)))
+        return store[cfg_name][case_id]
+    return get
+
+
+@pytest.mark.parametrize("target", _targets())
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+@pytest.mark.parametrize("case_id", _case_ids())
+def test_operator(target, cfg_name, case_id, rtl_results):
+    cfg, c, op, x, ref = _case(cfg_name, case_id)
+    if target == "rtl":
+        res = rtl_results(cfg_name, case_id)
+    else:
+        (res,) = run_ops(target, cfg, [OpJob(c[1], x, c[2], c[3])])
+    assert res.out.shape == ref.shape
+    bad = int(np.count_nonzero(res.out != ref))
+    assert bad == 0, (f"{case_id} on {target}/{cfg_name} (tiling {res.tiling}): {bad} of "
+                      f"{ref.size} outputs differ from the llvm build")
+    assert res.syncs == 1 and res.insns > 0
+
+
+def test_tiling_splits_big_weights():
+    cfg = load_config("default")
+    B = cfg.block
+    op = compile_op(Conv2dSpec(1, 16 * B, 5, 5, 16 * B, 3, 1, 1), cfg)
+    t = op.tiling
+    assert t.oc * t.ic * 9 * 2 <= cfg.wgt_depth < (16 * 16 * 9)
+
+
+def test_untileable_layer_names_the_buffer():
+    cfg = load_config("default")
+    B = cfg.block
+    # A 33 x 33 kernel needs 1089 input tiles for one output pixel: x2 buffers > 2048.
+    with pytest.raises(CompileError, match=r"input buffer.*1089.*2048"):
+        compile_op(Conv2dSpec(1, B, 40, 40, B, 33, 1, 0), cfg)
+
+
+def test_bad_channels():
+    cfg = load_config("default")
+    with pytest.raises(CompileError, match="multiple of 16"):
+        compile_op(DenseSpec(1, 24, 16), cfg)
