@@ -39,20 +39,27 @@ What the driver does (docs/platform.md):
 from __future__ import annotations
 
 import copyreg
-import importlib.util
 import pickle
 import random
 import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from vtabench.drivers.api import (
+    DEFAULT_MEM_BYTES,
+    Device,
+    DeviceError,
+    RunResult,
+    RunTimeoutError,
+)
+from vtabench.tb.platform.model import DmaStatusError, DmaTimeout, current_platform
 
 from vtabench import regs as R
-from vtabench.drivers.api import DEFAULT_MEM_BYTES, Device, DeviceError, RunResult, RunTimeoutError
 
 if TYPE_CHECKING:
     from vtabench.config import Config
@@ -133,36 +140,6 @@ class DmaError(_PicklableError):
 
 class DmaTimeoutError(DmaError, TimeoutError):
     """A DMA did not complete within ``dma_timeout_ns``; it was aborted (nothing landed)."""
-
-
-# ------------------------------------------------------------------------------------------------
-# Import plumbing: vtabench.tb is the repository's tb/ folder (pyproject package-dir); make it
-# importable from a checkout whose editable install predates that mapping.
-# ------------------------------------------------------------------------------------------------
-def ensure_tb_importable() -> None:
-    if "vtabench.tb" in sys.modules:
-        return
-    try:
-        if importlib.util.find_spec("vtabench.tb") is not None:
-            return
-    except ImportError:
-        pass
-    root = REPO / "tb"
-    spec = importlib.util.spec_from_file_location("vtabench.tb", root / "__init__.py",
-                                                  submodule_search_locations=[str(root)])
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["vtabench.tb"] = module
-    spec.loader.exec_module(module)
-    import vtabench
-
-    vtabench.tb = module  # type: ignore[attr-defined]
-
-
-ensure_tb_importable()
-
-from vtabench.tb.platform.model import (DmaStatusError, DmaTimeout,  # noqa: E402
-                                        current_platform)
 
 
 def _call(coro_fn: Callable[..., Any], *args: Any) -> Any:
@@ -372,8 +349,8 @@ class RtlDevice(Device):
     def _close(self) -> None:
         try:
             _call(self.platform.mmio, [("w", R.IRQ_ENABLE, 0)])
-        except Exception:  # noqa: BLE001 - closing never raises
-            pass
+        except Exception as exc:  # noqa: BLE001 - closing never raises
+            self.platform.log.warning("rtl driver: disabling interrupts at close failed: %s", exc)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -386,10 +363,6 @@ class SimulatorError(RuntimeError):
 _SHIM = '''"""Generated entry of one platform simulation (vtabench.drivers.rtl_backend)."""
 import sys
 sys.path.insert(0, {repo!r})
-from vtabench.smoke import ensure_drivers_importable
-ensure_drivers_importable()
-from vtabench.drivers.rtl_backend import ensure_tb_importable
-ensure_tb_importable()
 from vtabench.tb.platform.sim_main import run_platform_job  # noqa: F401  (the cocotb test)
 '''
 
@@ -412,9 +385,10 @@ def run_in_simulator(cfg: Config | str, fn: Callable[..., Any], args: Sequence[A
     return its result (an exception it raises is re-raised here). ``fn`` must be a module-level
     function; arguments and result travel by pickle. ``link``: PCIe preset (gen3x8, gen3x16,
     gen4x16). ``stub``: the bench's stand-in core (no VTA core needed; a memcpy engine)."""
+    from vtabench.tb.platform.build import build_platform
+
     from vtabench.config import load_config
     from vtabench.rtl.build import REPO as _REPO
-    from vtabench.tb.platform.build import build_platform
 
     if isinstance(cfg, str):
         cfg = load_config(cfg)
@@ -443,7 +417,7 @@ def run_in_simulator(cfg: Config | str, fn: Callable[..., Any], args: Sequence[A
                 plusargs=[f"+vta_platform_job={job_dir / 'job.pkl'}",
                           f"+dram_file={dram_file}"],
                 results_xml=str(job_dir / "results.xml"), log_file=str(log))
-        except BaseException as exc:  # noqa: BLE001 - a failing simulator raises SystemExit
+        except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
         rpath = Path(job["result"])

@@ -16,18 +16,10 @@ import math
 
 import numpy as np
 import pytest
+from vtabench.tb.platform.faults import FaultPlan
+from vtabench.tb.platform.link import D2H, H2D, PRESETS, LinkModel, preset
 
 from vtabench.config import load_config
-from vtabench.smoke import ensure_drivers_importable
-
-ensure_drivers_importable()
-
-from vtabench.drivers.rtl_backend import ensure_tb_importable  # noqa: E402
-
-ensure_tb_importable()
-
-from vtabench.tb.platform.faults import FaultPlan  # noqa: E402
-from vtabench.tb.platform.link import D2H, H2D, PRESETS, LinkModel, preset  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Cost model (no simulator)
@@ -187,10 +179,15 @@ def test_same_programs_fsim_and_rtl(cfg, rtl_runs):  # type: ignore[no-untyped-d
 def _fault_suite(cfg, prog):  # type: ignore[no-untyped-def]
     """Runs inside the simulator. Returns what each fault did."""
     from vtabench.drivers import RunTimeoutError, open_device
-    from vtabench.drivers.rtl_backend import (DeviceLostError, DeviceMismatchError,
-                                              DeviceRunError, DmaError, DmaTimeoutError)
+    from vtabench.drivers.rtl_backend import (
+        DeviceLostError,
+        DeviceMismatchError,
+        DeviceRunError,
+        DmaError,
+        DmaTimeoutError,
+    )
 
-    name, code, dram = prog
+    _name, code, dram = prog
     obs: dict = {}
     rng = np.random.default_rng(1)
     with open_device("rtl", cfg, mem_bytes=1 << 20) as dev:
@@ -217,6 +214,26 @@ def _fault_suite(cfg, prog):  # type: ignore[no-untyped-def]
 
         obs["clean"] = run_prog()[0]
 
+        # 0. the register block itself (BAR0 through the modeled link)
+        from vtabench.drivers.rtl_backend import _call
+
+        from vtabench import regs as R
+
+        v = _call(plat.mmio, [("w", R.SCRATCH, 0xA5A51234), ("r", R.SCRATCH), ("r", 0xFFC),
+                              ("w", R.CYCLES, 123), ("r", R.CYCLES), ("r", R.CTRL),
+                              ("w", R.IRQ_ENABLE, 0), ("w", R.INSN_COUNT, len(code) // 16),
+                              ("w", R.INSN_BASE_LO, ia), ("w", R.CTRL, R.CTRL_LAUNCH),
+                              ("r", R.CTRL)])
+        plat_idle = _call(plat.idle, 50_000.0)  # noqa: F841 - let the run finish
+        w = _call(plat.mmio, [("r", R.STATUS), ("r", R.IRQ_STATUS), ("r", R.CTRL),
+                              ("w", R.IRQ_STATUS, R.IRQ_STATUS_FINISH), ("r", R.IRQ_STATUS),
+                              ("r", R.INSN_COUNT),
+                              ("w", R.IRQ_ENABLE, R.IRQ_ENABLE_FINISH | R.IRQ_ENABLE_ERROR)])
+        obs["regs"] = {"scratch": v[1], "unmapped": v[2], "cycles_before": v[4], "ctrl_idle": v[5],
+                           "ctrl_running": v[10], "status": w[0], "irq_status": w[1], "ctrl_done": w[2],
+                           "irq_status_cleared": w[4], "insn_count": w[5],
+                           "msi_while_disabled": plat.take_msi()}
+
         # 1. DMA h2d error after half the bytes: DmaError; other buffers intact; retry works
         plat.faults.dma_error(direction="h2d", after_bytes=4096)
         try:
@@ -224,10 +241,10 @@ def _fault_suite(cfg, prog):  # type: ignore[no-untyped-def]
             obs["h2d_error"] = None
         except DmaError as exc:
             got_c = dev.read(c, 8192)
-            obs["h2d_error"] = dict(type=type(exc).__name__, direction=exc.direction,
-                                    landed=exc.landed, status="STATUS" in exc.status,
-                                    first_half=bool(np.array_equal(got_c[:4096], dc[:4096])),
-                                    intact=intact())
+            obs["h2d_error"] = {"type": type(exc).__name__, "direction": exc.direction,
+                                    "landed": exc.landed, "status": "STATUS" in exc.status,
+                                    "first_half": bool(np.array_equal(got_c[:4096], dc[:4096])),
+                                    "intact": intact()}
         dev.write(c, dc)
         obs["h2d_retry"] = bool(np.array_equal(dev.read(c, 8192), dc))
 
@@ -237,15 +254,15 @@ def _fault_suite(cfg, prog):  # type: ignore[no-untyped-def]
             dev.read(b, 8192)
             obs["d2h_error"] = None
         except DmaError as exc:
-            obs["d2h_error"] = dict(type=type(exc).__name__, direction=exc.direction,
-                                    intact=intact())
+            obs["d2h_error"] = {"type": type(exc).__name__, "direction": exc.direction,
+                                    "intact": intact()}
 
         # 3. late DMA within the timeout: succeeds, the model time grows by the delay
         before = plat.stats.h2d_ns
         plat.faults.dma_late(20_000.0, direction="h2d")
         dev.write(c, dc[::-1].copy())
-        obs["late_ok"] = dict(extra_ns=plat.stats.h2d_ns - before - plat.link.dma_ns(8192, "h2d"),
-                              data=bool(np.array_equal(dev.read(c, 8192), dc[::-1])))
+        obs["late_ok"] = {"extra_ns": plat.stats.h2d_ns - before - plat.link.dma_ns(8192, "h2d"),
+                              "data": bool(np.array_equal(dev.read(c, 8192), dc[::-1]))}
 
         # 4. late DMA beyond the driver's DMA timeout: DmaTimeoutError, nothing lands
         plat.faults.dma_late(10 * dev.dma_timeout_ns, direction="h2d")
@@ -253,25 +270,25 @@ def _fault_suite(cfg, prog):  # type: ignore[no-untyped-def]
             dev.write(c, dc)
             obs["late_timeout"] = None
         except DmaTimeoutError as exc:
-            obs["late_timeout"] = dict(type=type(exc).__name__, landed=exc.landed,
-                                       timeout=isinstance(exc, TimeoutError),
-                                       untouched=bool(np.array_equal(dev.read(c, 8192),
+            obs["late_timeout"] = {"type": type(exc).__name__, "landed": exc.landed,
+                                       "timeout": isinstance(exc, TimeoutError),
+                                       "untouched": bool(np.array_equal(dev.read(c, 8192),
                                                                      dc[::-1])),
-                                       intact=intact())
+                                       "intact": intact()}
 
         # 5. lost interrupt: recovered by polling, same result
         plat.faults.lose_irq()
         out, res = run_prog()
-        obs["lost_irq"] = dict(completion=res.stats["completion"],
-                               recovered=res.stats["irq_recovered_by_poll"],
-                               same=bool(np.array_equal(out, obs["clean"])), intact=intact(),
-                               lost=plat.stats.msi_lost)
+        obs["lost_irq"] = {"completion": res.stats["completion"],
+                               "recovered": res.stats["irq_recovered_by_poll"],
+                               "same": bool(np.array_equal(out, obs["clean"])), "intact": intact(),
+                               "lost": plat.stats.msi_lost}
 
         # 6. one MMIO read of STATUS returns all ones: re-read, run completes
         plat.faults.mmio_all_ones(count=1, offset=0x48)
         out, res = run_prog()
-        obs["mmio_ones"] = dict(retries=res.stats["mmio_all_ones_retries"],
-                                same=bool(np.array_equal(out, obs["clean"])))
+        obs["mmio_ones"] = {"retries": res.stats["mmio_all_ones_retries"],
+                                "same": bool(np.array_equal(out, obs["clean"]))}
 
         # 7. simulated-time run timeout: RunTimeoutError with the status registers; the core
         #    keeps running, wait_idle() then a new run gives the right result
@@ -280,11 +297,11 @@ def _fault_suite(cfg, prog):  # type: ignore[no-untyped-def]
             run_prog()
             obs["timeout"] = None
         except RunTimeoutError as exc:
-            obs["timeout"] = dict(status=dict(exc.status))
+            obs["timeout"] = {"status": dict(exc.status)}
         dev.run_timeout_ns = None
         obs["idle"] = dev.wait_idle()
         out, res = run_prog()
-        obs["after_timeout"] = dict(same=bool(np.array_equal(out, obs["clean"])), intact=intact())
+        obs["after_timeout"] = {"same": bool(np.array_equal(out, obs["clean"])), "intact": intact()}
 
         # 8. core error: an illegal opcode at instruction 1 -> DeviceRunError with the index
         bad = bytearray(code)
@@ -294,8 +311,8 @@ def _fault_suite(cfg, prog):  # type: ignore[no-untyped-def]
             dev.run(ia, len(code) // 16)
             obs["core_error"] = None
         except DeviceRunError as exc:
-            obs["core_error"] = dict(code=exc.code, insn=exc.insn, status="ERROR_CODE" in
-                                     exc.status)
+            obs["core_error"] = {"code": exc.code, "insn": exc.insn, "status": "ERROR_CODE" in
+                                     exc.status}
         dev.write(ia, np.frombuffer(code, np.uint8))
         out, res = run_prog()
         obs["after_error"] = bool(np.array_equal(out, obs["clean"]))
@@ -336,6 +353,23 @@ def faults(cfg):  # type: ignore[no-untyped-def]
 def test_fault_clean_run_matches_fsim(faults):  # type: ignore[no-untyped-def]
     ref, obs = faults
     assert np.array_equal(obs["clean"], ref)
+
+
+def test_register_block_semantics(faults):  # type: ignore[no-untyped-def]
+    from vtabench import regs as R
+
+    _, obs = faults
+    r = obs["regs"]
+    assert r["scratch"] == 0xA5A51234
+    assert r["unmapped"] == 0xFFFFFFFF  # SLVERR reaches the host as all ones
+    assert r["cycles_before"] != 123  # writes to read-only registers are ignored
+    assert r["ctrl_idle"] == R.CTRL_FINISH  # LAUNCH reads 0; FINISH of the previous run
+    assert r["ctrl_running"] == 0  # launched: FINISH cleared until the end of the run
+    assert r["ctrl_done"] == R.CTRL_FINISH and r["status"] & R.STATUS_DONE
+    assert not r["status"] & R.STATUS_IRQ  # status set, interrupt masked
+    assert r["irq_status"] == R.IRQ_STATUS_FINISH and r["irq_status_cleared"] == 0  # W1C
+    assert not r["msi_while_disabled"]
+    assert r["insn_count"] > 0
 
 
 def test_fault_dma_h2d_error(faults):  # type: ignore[no-untyped-def]

@@ -74,5 +74,5 @@ def test_register_block_lints_clean():
     r = subprocess.run([exe, "--lint-only", "-Wall", "-Wno-UNUSEDPARAM",
                         "hdl/gen/default/vta_pkg.sv", "hdl/gen/vta_regs.sv",
                         "--top-module", "vta_regs"],
-                       cwd=REPO, env=env, capture_output=True, text=True)
+                       cwd=REPO, env=env, capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stdout + r.stderr

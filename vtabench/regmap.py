@@ -441,10 +441,10 @@ def py_module(rm: RegMap) -> str:
 # ------------------------------------------------------------------------------------------------
 def markdown(rm: RegMap) -> str:
     L = [f"<!-- {HEADER} -->", "", "# BAR0 register map", "", rm.doc, "",
-         f"Register map revision {rm.revision} (VERSION.REGMAP). The SV register block is "
+         (f"Register map revision {rm.revision} (VERSION.REGMAP). The SV register block is "
          "`hdl/gen/vta_regs.sv`, the Python constants `vtabench/regs.py`; both are generated from "
          "`hdl/regmap.json` with this page (`vtabench gen`). Unmapped offsets answer SLVERR; writes "
-         "to read-only registers are ignored (OKAY).", "",
+         "to read-only registers are ignored (OKAY)."), "",
          "Access kinds:", ""]
     for k in ACCESS_KINDS:
         if k in rm.access_doc:

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from vtabench.tb.platform.faults import FaultPlan
 from vtabench.tb.platform.link import D2H, H2D, LinkModel, LinkStats, preset
 
@@ -93,7 +92,7 @@ class Platform:
         self.dram_file = Path(dram_file)
         self.link = preset(link)
         self.clock_mhz = float(clock_mhz)
-        self.clock_ps = int(round(1e6 / self.clock_mhz))
+        self.clock_ps = round(1e6 / self.clock_mhz)
         self.stats = LinkStats()
         self.faults = FaultPlan()
         self.host = HostMemory(1 << 20)
@@ -136,7 +135,7 @@ class Platform:
         from cocotb.triggers import ClockCycles
 
         self.dram = None
-        with open(self.dram_file, "wb") as f:
+        with open(self.dram_file, "wb") as f:  # noqa: ASYNC230 - runs between clock edges
             f.truncate(int(nbytes))
         self.dut.rst_ni.value = 0
         await ClockCycles(self.dut.clk_i, 4)  # the DRAM model remaps its file during reset
@@ -157,7 +156,7 @@ class Platform:
     async def _delay(self, ns: float) -> None:
         from cocotb.triggers import Timer
 
-        ps = int(round(ns * 1000))
+        ps = round(ns * 1000)
         if ps > 0:
             await Timer(ps, unit="ps")
 
@@ -330,7 +329,7 @@ class Platform:
 
         if self.take_msi():
             return True
-        ps = max(int(round(max_ns * 1000)), 1)
+        ps = max(round(max_ns * 1000), 1)
         await First(self._msi_event.wait(), Timer(ps, unit="ps"))
         return self.take_msi()
 

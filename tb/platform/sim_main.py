@@ -15,11 +15,11 @@ import importlib.util
 import pickle
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import cocotb
-
 from vtabench.tb.platform.model import Platform, set_current_platform
 
 
