@@ -121,6 +121,13 @@ def test_undecodable_binary_names_index_and_field() -> None:
         validate_binary(CFG, bytes(data), prog.dram)
     assert (info.value.index, info.value.field) == (2, "opcode")
     assert "opcode 6 is not one of" in str(info.value)
+    data[2 * 16] &= ~0b111  # back to LOAD; instruction 0 (LOAD INP) gets memory_type 6
+    data[0] &= 0x7F
+    data[1] |= 0b11
+    with pytest.raises(ValidationError) as info:
+        validate_binary(CFG, bytes(data), prog.dram)
+    assert (info.value.index, info.value.field) == (0, "memory_type")
+    assert "memory_type=6 is not one of" in str(info.value)
     with pytest.raises(ValidationError, match="not a whole number of 16-byte instructions"):
         validate_binary(CFG, bytes(data[:-3]), prog.dram)
 
