@@ -428,3 +428,90 @@ def test_core_error_reported(faults):  # type: ignore[no-untyped-def]
 def test_config_mismatch_refused(faults):  # type: ignore[no-untyped-def]
     _, obs = faults
     assert obs["mismatch"] is not None and "CONFIG_ID" in obs["mismatch"]
+
+
+# --- synchronization: per layer (upstream) versus batched (cloud RFC), through the runtime ------
+
+def _gemm_layer(rt, cfg, a, w, c, N, K, M, shift):  # type: ignore[no-untyped-def]
+    """C[n, m] = (sum_k A[n, k] . W[m, k]) >> shift; C has A's layout, so layers chain."""
+    from vtabench.isa.layout import AluOp, MemType
+    from vtabench.runtime import UopKernelBuilder
+
+    for m in range(M):
+        slot = m % 2
+        ib, wb, ab = slot * 64, slot * 8, slot * 64
+        rt.load(MemType.INP, ib, a.elem(cfg.inp_elem_bytes), 1, N * K, N * K)
+        rt.load(MemType.WGT, wb, w.elem(cfg.wgt_elem_bytes) + m * K, 1, K, K)
+        kb = UopKernelBuilder()
+        kb.loop_begin(N, 1, 0, 0)
+        kb.push(ab, 0, 0)
+        kb.loop_end()
+        rt.gemm(kb.build(), reset=True)
+        kb = UopKernelBuilder()
+        kb.loop_begin(N, 1, K, 0)
+        for k in range(K):
+            kb.push(ab, ib + k, wb + k)
+        kb.loop_end()
+        rt.gemm(kb.build())
+        kb = UopKernelBuilder()
+        kb.loop_begin(N, 1, 0, 0)
+        kb.push(ab)
+        kb.loop_end()
+        rt.alu(kb.build(), AluOp.SHR, shift)
+        rt.store(ab, c.elem(cfg.out_elem_bytes) + m, N, 1, M)
+
+
+def _dense_chain(target, cfg, sync):  # type: ignore[no-untyped-def]
+    """Three dense layers through the runtime; returns (output, syncs, host ns, pcie delta)."""
+    from vtabench.drivers import open_device
+    from vtabench.runtime import Runtime
+
+    rng = np.random.default_rng(5)
+    bi, n, ks = cfg.block_in, 2, [3, 4, 2, 3]
+    x = rng.integers(-128, 128, (n, ks[0], 1, bi), dtype=np.int8)
+    ws = [rng.integers(-128, 128, (ks[k + 1], ks[k], bi, bi), dtype=np.int8) for k in range(3)]
+    with open_device(target, cfg, mem_bytes=1 << 22) as dev:
+        plat = getattr(dev, "platform", None)
+        t0 = plat.now_ns() if plat else 0.0
+        p0 = dev.pcie_stats() if plat else {}
+        rt = Runtime(dev, sync=sync)
+        acts = [rt.alloc(x.nbytes)] + [rt.alloc(n * ks[k + 1] * bi) for k in range(3)]
+        rt.write(acts[0], x)
+        wbufs = []
+        for w in ws:
+            wbufs.append(rt.alloc(w.nbytes))
+            rt.write(wbufs[-1], w)
+        for k in range(3):
+            _gemm_layer(rt, cfg, acts[k], wbufs[k], acts[k + 1], n, ks[k], ks[k + 1], 8)
+            rt.layer_end()
+        rt.sync()
+        out = rt.read(acts[-1])
+        host_ns = (plat.now_ns() - t0) if plat else 0.0
+        p1 = dev.pcie_stats() if plat else {}
+    delta = {k: p1[k] - p0[k] for k in p1 if isinstance(p1[k], (int, float))}
+    ref = x.reshape(n, ks[0], bi).astype(np.int32)
+    for w in ws:
+        ref = (np.einsum("nki,mkoi->nmo", ref, w.astype(np.int32)) >> 8).astype(np.int8)
+        ref = ref.astype(np.int32)
+    return out, ref.astype(np.int8).reshape(-1).view(np.uint8), rt.stats.syncs, host_ns, delta
+
+
+def _sync_modes(cfg):  # type: ignore[no-untyped-def]
+    return {mode: _dense_chain("rtl", cfg, mode) for mode in ("layer", "batch")}
+
+
+def test_batched_sync_fewer_syncs_less_host_time(cfg):  # type: ignore[no-untyped-def]
+    _need_core()
+    from vtabench.drivers.rtl_backend import run_in_simulator
+
+    res = run_in_simulator(cfg, _sync_modes, (cfg,), link="gen3x16")
+    for mode in ("layer", "batch"):
+        out, ref, _, _, _ = res[mode]
+        f_out, _, _, _, _ = _dense_chain("fsim", cfg, mode)
+        assert np.array_equal(out, ref), f"{mode}: rtl output differs from the reference"
+        assert np.array_equal(out, f_out), f"{mode}: rtl differs from fsim"
+    (_, _, s_l, t_l, p_l), (_, _, s_b, t_b, p_b) = res["layer"], res["batch"]
+    assert (s_l, s_b) == (3, 1)
+    assert p_l["msi_sent"] == 3 and p_b["msi_sent"] == 1
+    assert p_b["mmio_ns"] < p_l["mmio_ns"] and p_b["h2d_transfers"] < p_l["h2d_transfers"]
+    assert t_b < t_l, f"batched host time {t_b:.0f} ns not below per-layer {t_l:.0f} ns"
