@@ -464,6 +464,7 @@ def _gemm_layer(rt, cfg, a, w, c, N, K, M, shift):  # type: ignore[no-untyped-de
 def _dense_chain(target, cfg, sync):  # type: ignore[no-untyped-def]
     """Three dense layers through the runtime; returns (output, syncs, host ns, pcie delta)."""
     from vtabench.drivers import open_device
+
     from vtabench.runtime import Runtime
 
     rng = np.random.default_rng(5)
