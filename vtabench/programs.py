@@ -16,7 +16,7 @@ import numpy as np
 
 from vtabench.config import Config
 from vtabench.isa.insn import Insn, encode_uops
-from vtabench.isa.layout import AluOp, MemType, Opcode, mem_elem_bytes
+from vtabench.isa.layout import AluOp, MemType, Opcode, mem_depth, mem_elem_bytes
 
 INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1
@@ -444,7 +444,12 @@ def directed_programs(cfg: Config) -> list[TestProgram]:
 
 def _random_2d(rng: np.random.Generator, limit: int,
                pads: bool) -> tuple[int, int, tuple[int, int, int, int]]:
-    """(y_size, x_size, pads) of a load writing at most ``limit`` (>= 1) elements."""
+    """(y_size, x_size, pads) of a load writing at most ``limit`` (>= 1) elements; now and then
+    one side gets the largest pad (15)."""
+    if pads and limit >= 16 and rng.random() < 0.08:
+        big = [0, 0, 0, 0]
+        big[int(rng.integers(0, 4))] = 15
+        return 1, 1, tuple(big)  # type: ignore[return-value]
     while True:
         y, x = int(rng.integers(1, 4)), int(rng.integers(1, 9))
         p = tuple(int(v) for v in rng.integers(0, 3, 4)) if pads and rng.random() < 0.6 else (
@@ -468,6 +473,21 @@ def _random_loop(rng: np.random.Generator,
         factors.append((fo, fi))
         indices.append(rng.integers(0, limit - reach, count))
     return iters, factors, indices
+
+
+def _fill_buffers(p: ProgramBuilder, rng: np.random.Generator) -> None:
+    """Edge case prologue: loads that fill whole buffers (the largest legal sizes), one of
+    them 2-D. The chunks that follow overwrite whatever they later read."""
+    cfg = p.cfg
+    for mem in rng.permutation([MemType.UOP, MemType.INP, MemType.ACC, MemType.WGT])[:2]:
+        mem = MemType(int(mem))
+        depth = mem_depth(cfg, mem)
+        rows = 2 if rng.random() < 0.5 else 1
+        if mem == MemType.UOP:
+            data = p.uop_table(np.zeros(depth, np.int64))[0]
+        else:
+            data = p.data(mem, _tiles(cfg, rng, mem, depth))
+        p.load(mem, 0, data, rows, depth // rows)
 
 
 def random_program(cfg: Config, rng: np.random.Generator) -> TestProgram:
@@ -494,6 +514,8 @@ def random_program(cfg: Config, rng: np.random.Generator) -> TestProgram:
         uop_next = span[1]
         return span
 
+    if rng.random() < 0.12:
+        _fill_buffers(p, rng)
     for c in range(chunks):
         half, reuse_later = c % 2, c + 2 < chunks
         inp_base, wgt_base, acc_base = half * inp_half, half * wgt_half, half * acc_half
@@ -501,15 +523,23 @@ def random_program(cfg: Config, rng: np.random.Generator) -> TestProgram:
         y, x, pads = _random_2d(rng, inp_half, pads=True)
         stride = x + int(rng.integers(0, 3))
         data = p.data(MemType.INP, _tiles(cfg, rng, MemType.INP, (y - 1) * stride + x))
-        p.load(MemType.INP, inp_base, data, y, x, stride, pads, tok=Tokens(pop_next=c >= 2))
+        if c >= 2 and rng.random() < 0.2:  # the token wait as a separate load-stage no-op
+            p.noop(MemType.INP, Tokens(pop_next=True))
+            p.load(MemType.INP, inp_base, data, y, x, stride, pads)
+        else:
+            p.load(MemType.INP, inp_base, data, y, x, stride, pads, tok=Tokens(pop_next=c >= 2))
         inp_n = (pads[0] + y + pads[1]) * (pads[2] + x + pads[3])
         wgt = p.data(MemType.WGT, _tiles(cfg, rng, MemType.WGT, wgt_half))
         p.load(MemType.WGT, wgt_base, wgt, 1, wgt_half, tok=Tokens(push_next=True))
         # compute stage: the acc half, defined everywhere it is read (acc and out)
         mem = MemType.ACC_8BIT if rng.random() < 0.3 else MemType.ACC
         y, x, pads = _random_2d(rng, acc_half, pads=True)
-        tiles = (_tiles(cfg, rng, MemType.ACC, y * x, -3000, 3000) if mem == MemType.ACC
-                 else _tiles(cfg, rng, MemType.OUT, y * x))
+        if mem == MemType.ACC_8BIT:
+            tiles = _tiles(cfg, rng, MemType.OUT, y * x)
+        elif rng.random() < 0.15:
+            tiles = _extreme_acc(cfg, rng, y * x)
+        else:
+            tiles = _tiles(cfg, rng, MemType.ACC, y * x, -3000, 3000)
         p.load(mem, acc_base, p.data(mem, tiles), y, x, pads=pads,
                tok=Tokens(pop_prev=True, pop_next=c >= 2))
         acc_n = (pads[0] + y + pads[1]) * (pads[2] + x + pads[3])
@@ -526,13 +556,20 @@ def random_program(cfg: Config, rng: np.random.Generator) -> TestProgram:
                 if rng.random() < 0.5:
                     imm = int(rng.integers(-40, 41) if op == AluOp.SHR
                               else rng.integers(-(1 << 15), 1 << 15))
+                    if rng.random() < 0.25:
+                        imm = int(rng.choice([0, 1, -1, (1 << 15) - 1, -(1 << 15)]))
                 p.alu(op, uops(d + acc_base, s + acc_base), iters, f[0], f[1], imm=imm)
         p.noop(MemType.ACC, Tokens(push_prev=reuse_later, push_next=True))
         # store stage
         rows = 2 if acc_n % 2 == 0 and rng.random() < 0.5 else 1
         gap = int(rng.integers(0, 3))
         out = p.alloc(MemType.OUT, rows * (acc_n // rows + gap), fill=0xEE)
-        p.store(acc_base, out, rows, acc_n // rows, acc_n // rows + gap,
-                tok=Tokens(pop_prev=True, push_prev=reuse_later))
+        if rng.random() < 0.2:  # the token wait as a separate store-stage no-op
+            p.noop(MemType.OUT, Tokens(pop_prev=True))
+            p.store(acc_base, out, rows, acc_n // rows, acc_n // rows + gap,
+                    tok=Tokens(push_prev=reuse_later))
+        else:
+            p.store(acc_base, out, rows, acc_n // rows, acc_n // rows + gap,
+                    tok=Tokens(pop_prev=True, push_prev=reuse_later))
     p.finish()
     return p.build(f"random_{chunks}chunks")

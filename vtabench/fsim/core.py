@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +19,10 @@ from vtabench.fsim import kernels
 from vtabench.isa.insn import Insn
 from vtabench.isa.layout import AluOp, MemType, Opcode, mem_elem_bytes
 from vtabench.validate import validated_order
+
+
+#: Called with (instruction, A operands, B operands) before an ALU instruction executes.
+AluObserver = Callable[[Insn, np.ndarray, np.ndarray], None]
 
 
 @dataclass
@@ -61,15 +65,24 @@ class Fsim:
         lay_dst_bits = cfg.log_acc_depth
         self._uop_shifts = (0, lay_dst_bits, lay_dst_bits + cfg.uop_src_bits)
         self._uop_masks = (cfg.acc_depth - 1, (1 << cfg.uop_src_bits) - 1, cfg.wgt_depth - 1)
+        self._observe_alu: AluObserver | None = None
 
-    def run(self, insns: Sequence[Insn], dram: np.ndarray) -> FsimStats:
-        """Validate, then execute ``insns`` against ``dram`` (1-D uint8, updated in place)."""
+    def run(self, insns: Sequence[Insn], dram: np.ndarray,
+            observe_alu: AluObserver | None = None) -> FsimStats:
+        """Validate, then execute ``insns`` against ``dram`` (1-D uint8, updated in place).
+
+        ``observe_alu(insn, a, b)``, if given, sees each ALU instruction's operands before it
+        runs (A = acc[dst] and B = acc[src] or the immediate, over all iterations; where
+        iterations depend on each other these are the values at the instruction's start). The
+        regression's functional coverage samples operand signs and shift amounts through it.
+        """
         if not (isinstance(dram, np.ndarray) and dram.dtype == np.uint8 and dram.ndim == 1):
             raise TypeError("dram must be a 1-D uint8 numpy array (the device memory image)")
         if not dram.flags.writeable:
             raise ValueError("dram must be writable: fsim updates it in place")
         t0 = time.perf_counter()
         order = validated_order(self.cfg, insns, dram)
+        self._observe_alu = observe_alu
         stats = FsimStats()
         for i in order:
             self._execute(insns[i], dram, stats)
@@ -162,6 +175,10 @@ class Fsim:
         loop = self._loop(insn)
         stats.alu_uops += loop.size
         src = None if insn.use_imm else loop.expand(1)
+        if self._observe_alu is not None:
+            dst = loop.expand(0)
+            b = np.full(1, insn.imm, np.int32) if src is None else self.acc[src]
+            self._observe_alu(insn, self.acc[dst], b)
         kernels.alu(self.acc, self.out, AluOp(insn.alu_opcode), loop.expand(0), src,
                     int(insn.imm))
 

@@ -77,7 +77,7 @@ class Shrinker:
 
     def _valid(self, insns: list[Insn]) -> bool:
         try:
-            validate_program(self.cfg, insns, self.dram.size)
+            validate_program(self.cfg, insns, self.dram)
         except ValidationError:
             return False
         return True

@@ -1,0 +1,123 @@
+"""Regression machinery: functional coverage, the minimiser, Verilator coverage, the CLI."""
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from vtabench.cli import main
+from vtabench.config import load_config
+from vtabench.fsim import Fsim, kernels
+from vtabench.isa import AluOp, Opcode
+from vtabench.programs import random_program
+from vtabench.regress.coverage import FunctionalCoverage, all_bins
+from vtabench.regress.diff import first_mismatch
+from vtabench.regress.rtl_coverage import RtlCoverage
+from vtabench.regress.runner import generate
+from vtabench.regress.shrink import Shrinker
+from vtabench.schedule import schedule
+from vtabench.validate import validate_program
+
+CFG = load_config("default")
+
+
+def _golden(prog):
+    img = prog.dram.copy()
+    Fsim(CFG).run(prog.insns, img)
+    return img
+
+
+def test_generation_is_reproducible_per_index():
+    a, b = generate(CFG, 11, 3), generate(CFG, 11, 3)
+    assert a.insns == b.insns and np.array_equal(a.dram, b.dram)
+    assert generate(CFG, 11, 4).insns != a.insns
+
+
+def test_coverage_bins_and_uncovered_listing():
+    cov = FunctionalCoverage(CFG)
+    prog = generate(CFG, 1, 0)
+    cov.sample_program(prog.insns, schedule(prog.insns).order)
+    Fsim(CFG).run(prog.insns, prog.dram.copy(), observe_alu=cov.sample_alu)
+    assert cov.hits["kind/FINISH"] == 1 and cov.hits["kind/LOAD.WGT"] >= 1
+    assert 0 < cov.percent() < 100
+    assert set(cov.uncovered()) < set(all_bins())
+    assert "uncovered: " in cov.report()
+    merged = FunctionalCoverage(CFG)
+    merged.merge(dict(cov.hits))
+    assert merged.percent() == cov.percent()
+
+
+def test_random_programs_reach_full_functional_coverage():
+    cov = FunctionalCoverage(CFG)
+    for k in range(300):
+        prog = generate(CFG, 7, k)
+        cov.sample_program(prog.insns, schedule(prog.insns).order)
+        Fsim(CFG).run(prog.insns, prog.dram.copy(), observe_alu=cov.sample_alu)
+    assert cov.uncovered() == []
+
+
+kernels_shr = kernels.shr
+
+
+def _faulty_shr(x, amount):
+    """SHR that gets left shifts by exactly 1 wrong (a planted bug)."""
+    out = kernels_shr(x, amount)
+    return np.where(amount == -1, x, out).astype(np.int32)
+
+
+def test_shrinker_reduces_a_failing_program(monkeypatch):
+    # Find a random program on which the planted bug changes the result.
+    def run_faulty(insns, dram):
+        with monkeypatch.context() as m:
+            m.setattr(kernels, "shr", _faulty_shr)
+            img = dram.copy()
+            Fsim(CFG).run(insns, img)
+        return img
+
+    for k in range(200):
+        prog = random_program(CFG, np.random.default_rng([99, k]))
+        if any(i.opcode == Opcode.ALU and i.alu_opcode == AluOp.SHR for i in prog.insns) and \
+                first_mismatch(CFG, "faulty", prog.insns, _golden(prog),
+                               run_faulty(prog.insns, prog.dram)) is not None:
+            break
+    else:
+        pytest.fail("no random program exposed the planted bug")
+
+    def fails_batch(cands):
+        return [not np.array_equal(_golden(type(prog)("c", c, prog.dram)),
+                                   run_faulty(c, prog.dram)) for c in cands]
+
+    small = Shrinker(CFG, prog.dram, fails_batch).shrink(list(prog.insns))
+    validate_program(CFG, small, prog.dram)
+    assert fails_batch([small]) == [True]
+    real = [i for i in small if not (i.opcode in (Opcode.LOAD, Opcode.STORE) and i.x_size == 0)]
+    assert len(small) < len(prog.insns) and len(real) <= 8, small
+    assert any(i.opcode == Opcode.ALU and i.alu_opcode == AluOp.SHR for i in small)
+
+
+def test_rtl_coverage_parser(tmp_path):
+    key = "\x01t\x02{t}\x01page\x02v_{t}/vta_x\x01f\x02hdl/vta_x.sv\x01l\x02{l}\x01o\x02{o}\x01h\x02TOP.u"
+    lines = ["# SystemC::Coverage-3"]
+    lines += [f"C '{key.format(t='line', l=10, o='block')}' 5",
+              f"C '{key.format(t='line', l=12, o='block')}' 0",
+              f"C '{key.format(t='toggle', l=3, o='a_q[0]:0->1')}' 1"]
+    (tmp_path / "a.dat").write_text("\n".join(lines) + "\n")
+    (tmp_path / "b.dat").write_text(lines[0] + "\n" + lines[2].replace("' 0", "' 2") + "\n")
+    cov = RtlCoverage.from_files([tmp_path / "a.dat", tmp_path / "b.dat"])
+    assert cov.totals("line") == (2, 2) and cov.totals("toggle") == (1, 1)
+    report = cov.report()
+    assert "RTL line coverage: 100.0%" in report and "RTL toggle coverage" in report
+    cov.write_lcov(tmp_path / "cov.info")
+    assert "DA:12,2" in (tmp_path / "cov.info").read_text()
+
+
+def test_regress_cli_fsim_vs_opencl(tmp_path, capsys):
+    junit = tmp_path / "r.xml"
+    rc = main(["regress", "--count", "12", "--seed", "4", "--targets", "fsim,opencl",
+               "--jobs", "2", "--junit", str(junit), "--save-dir", str(tmp_path / "f")])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "12 passed, 0 failed of 12 programs on fsim vs opencl (seed 4" in out
+    suite = ET.parse(junit).getroot()
+    assert suite.get("tests") == "12" and suite.get("failures") == "0"
+    assert len(suite.findall("testcase")) == 12
