@@ -224,8 +224,10 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
             if info.get("hash") == digest:
                 return Build(cfg.name, bdir, TOPLEVEL, waves, False,
                              float(info.get("seconds", 0.0)), stub)
-        if exe.exists():
-            exe.unlink()
+        # A clean build: stale make dependency files (.d) of removed inputs break make.
+        for entry in bdir.iterdir():
+            if entry.name != "gen":
+                shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
         t0 = time.monotonic()
         runner = _runner(PUBLIC)
         log = bdir / "build.log"
