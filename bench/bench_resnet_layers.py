@@ -23,10 +23,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from vtabench.compiler import Conv2dSpec, compile_op  # noqa: E402
-from vtabench.compiler.runner import OpJob, run_ops  # noqa: E402
-from vtabench.config import load_config  # noqa: E402
-from vtabench.runtime import available_targets  # noqa: E402
+from vtabench.compiler import Conv2dSpec, compile_op
+from vtabench.compiler.runner import OpJob, run_ops
+from vtabench.config import load_config
+from vtabench.runtime import available_targets
 
 # (H/W, Cin, Cout, kernel, pad, stride): upstream's ResNet-18 conv table.
 RESNET18 = [
@@ -91,10 +91,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{spec.macs:>12}{res.insns:>7}  {f'{t.oc},{t.ic},{t.h},{t.w}':<20}"
               f"{res.cycles if res.cycles is not None else '-':>11}"
               f"{f'{100 * util:.1f}%' if util else '-':>8}  {ok}")
-        rows.append(dict(layer=i + 1, hw=hw, cin=cin, cout=cout, k=k, pad=pad, stride=stride,
-                         double_buffer=db, macs=spec.macs, insns=res.insns, cycles=res.cycles,
-                         utilization=util, tiling=[t.oc, t.ic, t.h, t.w], check=ok,
-                         target=args.target, config=cfg.name))
+        rows.append({"layer": i + 1, "hw": hw, "cin": cin, "cout": cout, "k": k, "pad": pad,
+                     "stride": stride, "double_buffer": db, "macs": spec.macs,
+                     "insns": res.insns, "cycles": res.cycles, "utilization": util,
+                     "tiling": [t.oc, t.ic, t.h, t.w], "check": ok, "target": args.target,
+                     "config": cfg.name})
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(rows, indent=1))

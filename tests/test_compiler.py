@@ -92,7 +92,7 @@ def rtl_results():
             cfg = load_config(cfg_name)
             jobs, ids = [], []
             for cid in _case_ids():
-                _, c, op, x, _ = _case(cfg_name, cid)
+                _, c, _op, x, _ = _case(cfg_name, cid)
                 jobs.append(OpJob(c[1], x, c[2], c[3]))
                 ids.append(cid)
             store[cfg_name] = dict(zip(ids, run_ops("rtl", cfg, jobs)))
@@ -104,7 +104,7 @@ def rtl_results():
 @pytest.mark.parametrize("cfg_name", CONFIGS)
 @pytest.mark.parametrize("case_id", _case_ids())
 def test_operator(target, cfg_name, case_id, rtl_results):
-    cfg, c, op, x, ref = _case(cfg_name, case_id)
+    cfg, c, _op, x, ref = _case(cfg_name, case_id)
     if target == "rtl":
         res = rtl_results(cfg_name, case_id)
     else:

@@ -424,10 +424,10 @@ class Emitter:
             self.region[name] = (used[kind], size)
             used[kind] += size * self.vthreads
             parts[kind].append(f"{name} {size} x {self.vthreads}")
-        for kind in used:
-            if used[kind] > depth[kind]:
+        for kind, n in used.items():
+            if n > depth[kind]:
                 raise CompileError(f"{kind} buffer overflow: {', '.join(parts[kind])} = "
-                                   f"{used[kind]} elements, the buffer holds {depth[kind]}")
+                                   f"{n} elements, the buffer holds {depth[kind]}")
         self.sram_used = used
 
     # -- emission -----------------------------------------------------------------------------
@@ -448,7 +448,7 @@ class Emitter:
     def _walk(self, stmt: Any, env: dict) -> None:
         t = type(stmt).__name__
         if t == "For":
-            loops, leaf = self._perfect_nest(stmt)
+            _, leaf = self._perfect_nest(stmt)
             if leaf is not None:
                 self._emit_nest(self.nests[leaf.name_hint], env)
                 return
@@ -569,7 +569,7 @@ class Emitter:
 
     def _emit_load(self, n: Nest, env: dict) -> None:
         if n.cond is None:
-            mx, my, xs, ys, stride, rest = self._dma_shape(n, n.dst_c, n.src_c, True, True)
+            _, _, xs, ys, stride, rest = self._dma_shape(n, n.dst_c, n.src_c, True, True)
             for e in self._iterate(n, rest, env):
                 self.rt.load(n.mem, self._sram(n.dst_buf, n.dst_k, e, self._escal(n.mem)) +
                              sum(n.dst_c[i] * e[n.loops[i].loop_var] for i in range(len(n.loops))),
@@ -673,7 +673,7 @@ class Emitter:
         return self._elem_scalars({MemType.INP: "inp", MemType.WGT: "wgt"}.get(mem, "acc"))
 
     def _emit_store(self, n: Nest, env: dict) -> None:
-        mx, my, xs, ys, stride, rest = self._dma_shape(n, n.src_c, n.dst_c, True, True)
+        _, _, xs, ys, stride, rest = self._dma_shape(n, n.src_c, n.dst_c, True, True)
         for e in self._iterate(n, rest, env):
             sram = self._sram(n.src_buf, n.src_k, e, self._escal(MemType.OUT)) + sum(
                 n.src_c[i] * e[n.loops[i].loop_var] for i in range(len(n.loops)))

@@ -371,7 +371,7 @@ class Runtime:
         return i
 
     def _record(self, hist: list, entry: tuple, sharers: tuple[Stage, ...]) -> None:
-        lo, hi, st, i, w = entry
+        lo, hi, st, _, w = entry
         # Drop entries of this stage that the new one covers (same kind of access) and entries
         # every other stage has already synchronized past.
         keep = []
@@ -457,10 +457,10 @@ class Runtime:
         while len(loops) < 2:
             loops.insert(0, (1, 0, 0, 0))
         (eo, do, so, wo), (ei, di, si, wi) = loops
-        f = dict(iter_out=eo, iter_in=ei, dst_factor_out=do, dst_factor_in=di,
-                 src_factor_out=so, src_factor_in=si)
+        f = {"iter_out": eo, "iter_in": ei, "dst_factor_out": do, "dst_factor_in": di,
+             "src_factor_out": so, "src_factor_in": si}
         if not alu:
-            f.update(wgt_factor_out=wo, wgt_factor_in=wi)
+            f.update({"wgt_factor_out": wo, "wgt_factor_in": wi})
         return f
 
     def gemm(self, kernel: UopKernel, reset: bool = False) -> int:
@@ -535,7 +535,7 @@ class Runtime:
     def close(self) -> None:
         self.sync()
 
-    def __enter__(self) -> Runtime:
+    def __enter__(self) -> Runtime:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc: object) -> None:
