@@ -2,7 +2,10 @@
 through the runtime and driver, with double buffering (two virtual threads) on and off.
 
 Prints per layer: MACs, instructions, the tiling, and where the target counts cycles (rtl) the
-device cycles and MAC utilization = (MACs / (BATCH x BLOCK_IN x BLOCK_OUT)) / cycles. On fsim
+device cycles and MAC utilization = (MACs / (BATCH x BLOCK_IN x BLOCK_OUT)) / cycles. Variants
+(``--db``): ``on`` double buffering with the tiling chosen for two buffers, ``off`` single
+buffering with the (larger) tiling chosen for one, ``same`` single buffering with ``on``'s tiling
+(isolates the effect of latency hiding). On fsim
 (no cycle model) it prints MACs and instructions, and checks every output against the llvm build
 of the same TE definition (``--check``, on by default for fsim).
 
@@ -23,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from vtabench.compiler import Conv2dSpec, compile_op
+from vtabench.compiler import Conv2dSpec, choose_tiling, compile_op
 from vtabench.compiler.runner import OpJob, run_ops
 from vtabench.config import load_config
 from vtabench.runtime import available_targets
@@ -51,21 +54,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--layers", default="", help="1-based layer numbers, comma separated")
     ap.add_argument("--check", action=argparse.BooleanOptionalAction, default=None,
                     help="compare outputs with the llvm build (default: on for fsim)")
-    ap.add_argument("--db", default="on,off", help="double buffering variants: on,off")
+    ap.add_argument("--db", default="on,off,same",
+                    help="variants: on (double buffering, its tiling), off (single buffering, "
+                         "the tiling chosen for it), same (single buffering, the tiling of on)")
     ap.add_argument("--json", help="write the rows to this file")
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
     layers = [int(x) - 1 for x in args.layers.split(",") if x] or list(range(len(RESNET18)))
-    variants = [v == "on" for v in args.db.split(",")]
+    variants = [v.strip() for v in args.db.split(",") if v.strip()]
+    for v in variants:
+        if v not in ("on", "off", "same"):
+            ap.error(f"unknown --db variant {v!r}")
     check = args.check if args.check is not None else args.target == "fsim"
     rng = np.random.default_rng(0)
     jobs, meta = [], []
     for i in layers:
         spec = layer_spec(i, cfg.batch)
         x = compile_op(spec, cfg).random_inputs(rng, small=True)
-        for db in variants:
-            jobs.append(OpJob(spec, x, None, db))
-            meta.append((i, spec, db))
+        for v in variants:
+            tiling = choose_tiling(spec, cfg, True) if v == "same" else None
+            jobs.append(OpJob(spec, x, tiling, v == "on"))
+            meta.append((i, spec, v))
     t0 = time.perf_counter()
     results = run_ops(args.target, cfg, jobs)
     wall = time.perf_counter() - t0
@@ -87,12 +96,12 @@ def main(argv: list[str] | None = None) -> int:
         t = res.tiling
         util = (spec.macs / peak) / res.cycles if res.cycles else None
         hw, cin, cout, k, pad, stride = RESNET18[i]
-        print(f"conv{i + 1:<4}{hw:>4}{cin:>5}{cout:>5}{k:>2}{stride:>2} {'on' if db else 'off':<4}"
+        print(f"conv{i + 1:<4}{hw:>4}{cin:>5}{cout:>5}{k:>2}{stride:>2} {db:<4}"
               f"{spec.macs:>12}{res.insns:>7}  {f'{t.oc},{t.ic},{t.h},{t.w}':<20}"
               f"{res.cycles if res.cycles is not None else '-':>11}"
               f"{f'{100 * util:.1f}%' if util else '-':>8}  {ok}")
         rows.append({"layer": i + 1, "hw": hw, "cin": cin, "cout": cout, "k": k, "pad": pad,
-                     "stride": stride, "double_buffer": db, "macs": spec.macs,
+                     "stride": stride, "variant": db, "macs": spec.macs,
                      "insns": res.insns, "cycles": res.cycles, "utilization": util,
                      "tiling": [t.oc, t.ic, t.h, t.w], "check": ok, "target": args.target,
                      "config": cfg.name})
