@@ -19,6 +19,7 @@ import hashlib
 import os
 import pickle
 import random
+import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -65,6 +66,18 @@ def _item_path(key: str) -> Path:
     return RUN_DIR / f"{key}.pkl"
 
 
+def _prune_old_runs(max_age_s: float = 6 * 3600) -> None:
+    root = RUN_DIR.parent
+    if not root.is_dir():
+        return
+    for d in root.iterdir():
+        try:
+            if d != RUN_DIR and time.time() - d.stat().st_mtime > max_age_s:
+                shutil.rmtree(d, ignore_errors=True)
+        except OSError:
+            pass
+
+
 def _claim_and_run(key: str, fn: Callable[[], Any], block: bool) -> bool:
     """Compute item ``key`` under its lock unless done; False when busy and not blocking."""
     RUN_DIR.mkdir(parents=True, exist_ok=True)
@@ -97,6 +110,7 @@ def shared(key: str) -> Any:
     global _WARMED
     if not _WARMED:
         _WARMED = True
+        _prune_old_runs()
         keys = [k for k in _ITEMS if _NEEDED is None or k in _NEEDED or k == key]
         worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
         start = int(worker[2:]) if worker[2:].isdigit() else 0

@@ -119,7 +119,8 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
     and print its path. timeout_s: wall-clock limit per program (the cycle limit is
     estimate_cycles, or a program's max_cycles). knobs: DRAM model settings for every program
     (see DRAM_KNOBS); a program's own knobs override them. validate: run vtabench.validate first
-    (False feeds the core unchecked programs). Raises RtlRunError when the simulator gave no result.
+    (False feeds the core unchecked programs). Raises RtlRunError when the simulator gave no result;
+    a program that ends with an error code or a timeout is reported in its stats ("state").
     """
     if opts:
         unknown = set(opts) - {"max_cycles", "dram_size"}
@@ -243,9 +244,18 @@ def run_raw(cfg: Config, insns: Any, dram: np.ndarray, *, seed: int | None = Non
 
     Returns the stats: cycles, per-stage busy cycles and instruction counts, acc writes, DRAM
     beats, error code, wall time and simulated cycles per wall second. Options as
-    :func:`run_batch` (``validate=False``, ``knobs={...}``, ``max_cycles=``).
+    :func:`run_batch` (``validate=False``, ``knobs={...}``, ``max_cycles=``). With ``check``
+    (default) a run that ends in an error code or a timeout raises RtlRunError with the status.
     """
     name = opts.pop("name", "program")
     max_cycles = opts.pop("max_cycles", None)
+    check = opts.pop("check", True)
     prog = RawProgram(name, insns, dram, max_cycles=max_cycles)
-    return run_batch(cfg, [prog], seed=seed, waves=waves, timeout_s=timeout_s, **opts)[0]
+    stats = run_batch(cfg, [prog], seed=seed, waves=waves, timeout_s=timeout_s, **opts)[0]
+    if check and stats["state"] != "done":
+        err = stats.get("error") or 0
+        raise RtlRunError(
+            f"rtl: program {name} ended in state {stats['state']} (error_o={err:#x}, "
+            f"error_insn_o={stats.get('error_insn')}, after {stats['sim_cycles']} cycles, seed "
+            f"{stats['seed']}); status: " + ", ".join(f"{k}={v}" for k, v in stats.items()))
+    return stats
