@@ -380,11 +380,13 @@ def _fn_ref(fn: Callable[..., Any]) -> tuple[str, str | None, str]:
 def run_in_simulator(cfg: Config | str, fn: Callable[..., Any], args: Sequence[Any] = (),
                      kwargs: dict[str, Any] | None = None, *, link: str | None = None,
                      clock_mhz: float = 250.0, stub: bool = False, seed: int | None = None,
-                     waves: bool = False, quiet: bool = True) -> Any:
+                     waves: bool | str | Path = False, quiet: bool = True) -> Any:
     """Run ``fn(*args, **kwargs)`` in the driver thread of a platform simulation of ``cfg`` and
     return its result (an exception it raises is re-raised here). ``fn`` must be a module-level
     function; arguments and result travel by pickle. ``link``: PCIe preset (gen3x8, gen3x16,
-    gen4x16). ``stub``: the bench's stand-in core (no VTA core needed; a memcpy engine)."""
+    gen4x16). ``stub``: the bench's stand-in core (no VTA core needed; a memcpy engine).
+    ``waves``: True or a path: an FST of the whole simulation (default
+    results/waves/<config>-pcie-<seed>.fst; needs the lz4 headers), its path printed."""
     from vtabench.tb.platform.build import build_platform
 
     from vtabench.config import load_config
@@ -392,9 +394,18 @@ def run_in_simulator(cfg: Config | str, fn: Callable[..., Any], args: Sequence[A
 
     if isinstance(cfg, str):
         cfg = load_config(cfg)
-    b = build_platform(cfg, stub=stub, waves=waves)
+    b = build_platform(cfg, stub=stub, waves=bool(waves))
     if seed is None:
         seed = random.SystemRandom().randrange(1, 2**31)
+    test_args: list[str] = []
+    fst: Path | None = None
+    if waves:
+        if isinstance(waves, (str, Path)) and str(waves) not in ("auto", "", "True", "1"):
+            fst = Path(waves).resolve()
+        else:
+            fst = _REPO / "results" / "waves" / f"{cfg.name}-pcie-{seed}.fst"
+        fst.parent.mkdir(parents=True, exist_ok=True)
+        test_args = ["--trace-file", str(fst)]
     shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
     job_dir = Path(tempfile.mkdtemp(prefix=f"vtabench-pcie-{cfg.name}-",
                                     dir=str(shm) if shm else None))
@@ -413,7 +424,7 @@ def run_in_simulator(cfg: Config | str, fn: Callable[..., Any], args: Sequence[A
             get_runner("verilator").test(
                 test_module="vta_platform_entry", hdl_toplevel=b.toplevel,
                 hdl_toplevel_lang="verilog", build_dir=str(b.build_dir), test_dir=str(job_dir),
-                seed=seed, waves=waves,
+                seed=seed, waves=bool(waves), test_args=test_args,
                 plusargs=[f"+vta_platform_job={job_dir / 'job.pkl'}",
                           f"+dram_file={dram_file}"],
                 results_xml=str(job_dir / "results.xml"), log_file=str(log))
@@ -426,6 +437,8 @@ def run_in_simulator(cfg: Config | str, fn: Callable[..., Any], args: Sequence[A
             raise SimulatorError(f"platform simulation of {cfg.name} gave no result (seed "
                                  f"{seed}); log tail:\n{tail}")
         outcome = pickle.loads(rpath.read_bytes())
+        if fst is not None:
+            print(f"rtl: waves written to {fst}", file=sys.stderr, flush=True)
         if not quiet and log.exists():
             print(log.read_text(errors="replace")[-3000:], file=sys.stderr)
         if outcome[0] == "err":
@@ -484,6 +497,6 @@ def run_raw(cfg: Config, insns: Any, dram: np.ndarray, *, seed: int | None = Non
 
         code = encode_program(cfg, list(insns))
     out, stats = run_in_simulator(cfg, _raw_job, (cfg, code, dram, timeout_s, opts), link=link,
-                                  clock_mhz=clock_mhz, seed=seed, waves=bool(waves))
+                                  clock_mhz=clock_mhz, seed=seed, waves=waves or False)
     dram[:] = out
     return stats

@@ -223,16 +223,18 @@ def _fault_suite(cfg, prog):  # type: ignore[no-untyped-def]
                               ("w", R.CYCLES, 123), ("r", R.CYCLES), ("r", R.CTRL),
                               ("w", R.IRQ_ENABLE, 0), ("w", R.INSN_COUNT, len(code) // 16),
                               ("w", R.INSN_BASE_LO, ia), ("w", R.CTRL, R.CTRL_LAUNCH),
-                              ("r", R.CTRL)])
-        plat_idle = _call(plat.idle, 50_000.0)  # noqa: F841 - let the run finish
+                              ("r", R.CTRL), ("w", R.SCRATCH, 0xFFFFFFFF, 0b0010),
+                              ("r", R.SCRATCH)])
+        _call(plat.idle, 50_000.0)  # let the run finish
         w = _call(plat.mmio, [("r", R.STATUS), ("r", R.IRQ_STATUS), ("r", R.CTRL),
                               ("w", R.IRQ_STATUS, R.IRQ_STATUS_FINISH), ("r", R.IRQ_STATUS),
                               ("r", R.INSN_COUNT),
                               ("w", R.IRQ_ENABLE, R.IRQ_ENABLE_FINISH | R.IRQ_ENABLE_ERROR)])
-        obs["regs"] = {"scratch": v[1], "unmapped": v[2], "cycles_before": v[4], "ctrl_idle": v[5],
-                           "ctrl_running": v[10], "status": w[0], "irq_status": w[1], "ctrl_done": w[2],
-                           "irq_status_cleared": w[4], "insn_count": w[5],
-                           "msi_while_disabled": plat.take_msi()}
+        obs["regs"] = {"scratch": v[1], "unmapped": v[2], "cycles_before": v[4],
+                       "ctrl_idle": v[5], "ctrl_running": v[10], "scratch_strb": v[12],
+                       "status": w[0], "irq_status": w[1], "ctrl_done": w[2],
+                       "irq_status_cleared": w[4], "insn_count": w[5],
+                       "msi_while_disabled": plat.take_msi()}
 
         # 1. DMA h2d error after half the bytes: DmaError; other buffers intact; retry works
         plat.faults.dma_error(direction="h2d", after_bytes=4096)
@@ -361,6 +363,7 @@ def test_register_block_semantics(faults):  # type: ignore[no-untyped-def]
     _, obs = faults
     r = obs["regs"]
     assert r["scratch"] == 0xA5A51234
+    assert r["scratch_strb"] == 0xA5A5FF34  # WSTRB selects byte lanes
     assert r["unmapped"] == 0xFFFFFFFF  # SLVERR reaches the host as all ones
     assert r["cycles_before"] != 123  # writes to read-only registers are ignored
     assert r["ctrl_idle"] == R.CTRL_FINISH  # LAUNCH reads 0; FINISH of the previous run

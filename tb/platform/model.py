@@ -162,14 +162,15 @@ class Platform:
 
     # --- BAR0 MMIO ------------------------------------------------------------------------------
     async def mmio(self, ops: list[tuple]) -> list[int | None]:
-        """Run a batch of MMIO operations in order: ``("r", off)`` or ``("w", off, value)``.
-        Returns one entry per op: the value read (or None for writes)."""
+        """Run a batch of MMIO operations in order: ``("r", off)``, ``("w", off, value)`` or
+        ``("w", off, value, byte_enables)``. Returns one entry per op: the value read (or None
+        for writes)."""
         out: list[int | None] = []
         for op in ops:
             if op[0] == "r":
                 out.append(await self.mmio_read(op[1]))
             elif op[0] == "w":
-                await self.mmio_write(op[1], op[2])
+                await self.mmio_write(op[1], op[2], op[3] if len(op) > 3 else 0xF)
                 out.append(None)
             else:
                 raise ValueError(f"bad MMIO op {op!r}")
@@ -191,24 +192,24 @@ class Platform:
             return ALL_ONES
         return value
 
-    async def mmio_write(self, off: int, value: int) -> None:
+    async def mmio_write(self, off: int, value: int, strb: int = 0xF) -> None:
         t0 = self.now_ns()
         await self._delay(self.link.mmio_write_ns)
-        resp = await self._axil_write(off, value)
+        resp = await self._axil_write(off, value, strb)
         self.stats.mmio_writes += 1
         self.stats.mmio_ns += self.now_ns() - t0
         if resp != AXI_OKAY:
             self.log.warning("MMIO write of %#x to %#x answered resp %d (posted: dropped)",
                              value, off, resp)
 
-    async def _axil_write(self, off: int, value: int) -> int:
+    async def _axil_write(self, off: int, value: int, strb: int = 0xF) -> int:
         from cocotb.triggers import FallingEdge, RisingEdge
 
         d = self.dut
         await FallingEdge(d.clk_i)
         d.s_axil_awaddr_i.value = off
         d.s_axil_wdata_i.value = value & ALL_ONES
-        d.s_axil_wstrb_i.value = 0xF
+        d.s_axil_wstrb_i.value = strb & 0xF
         d.s_axil_awvalid_i.value = 1
         d.s_axil_wvalid_i.value = 1
         d.s_axil_bready_i.value = 1
