@@ -135,12 +135,17 @@ class Platform:
         from cocotb.triggers import ClockCycles
 
         self.dram = None
+        d = self.dut
+        d.rst_ni.value = 0  # stop the core (no DRAM access while the file changes size)
+        await ClockCycles(d.clk_i, 2)
         with open(self.dram_file, "wb") as f:  # noqa: ASYNC230 - runs between clock edges
             f.truncate(int(nbytes))
-        self.dut.rst_ni.value = 0
-        await ClockCycles(self.dut.clk_i, 4)  # the DRAM model remaps its file during reset
-        self.dut.rst_ni.value = 1
-        await ClockCycles(self.dut.clk_i, 2)
+        d.rst_ni.value = 1
+        await ClockCycles(d.clk_i, 1)
+        d.rst_ni.value = 0
+        await ClockCycles(d.clk_i, 4)  # the DRAM model maps its file once per reset
+        d.rst_ni.value = 1
+        await ClockCycles(d.clk_i, 2)
         self.dram = np.memmap(self.dram_file, dtype=np.uint8, mode="r+")
         mapped = int(self.dut.dram_mapped_bytes_o.value)
         if mapped != nbytes:
