@@ -78,6 +78,17 @@ def test_link_model_is_configurable():
     assert preset(custom) is custom
 
 
+def test_format_pcie():
+    from vtabench.tb.platform.link import LinkStats, format_pcie
+
+    st = LinkStats()
+    st.add_dma(H2D, 4096, 2500.0)
+    st.add_dma(D2H, 64, 1000.0)
+    line = format_pcie({**st.as_dict(), "link": "gen3x16"})
+    assert line.startswith("gen3x16: host->device 4096 B in 1 DMA(s), 2.5 us")
+    assert "device->host 64 B in 1 DMA(s), 1.0 us" in line and "MSI 0 (0 lost)" in line
+
+
 def test_fault_plan_selection():
     f = FaultPlan()
     f.dma_error(direction=D2H)

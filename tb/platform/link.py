@@ -156,3 +156,18 @@ class LinkStats:
 
     def as_dict(self) -> dict[str, float | int]:
         return dict(vars(self))
+
+
+def format_pcie(stats: dict[str, object]) -> str:
+    """One line summarising :meth:`LinkStats.as_dict` (or ``RtlDevice.pcie_stats()``) for a
+    report: bytes, transfers and modeled time each way, MMIO, MSIs."""
+    def us(key: str) -> str:
+        return f"{float(stats.get(key, 0.0)) / 1000.0:.1f} us"  # type: ignore[arg-type]
+
+    link = stats.get("link", "PCIe")
+    return (f"{link}: host->device {stats.get('h2d_bytes', 0)} B in "
+            f"{stats.get('h2d_transfers', 0)} DMA(s), {us('h2d_ns')}; device->host "
+            f"{stats.get('d2h_bytes', 0)} B in {stats.get('d2h_transfers', 0)} DMA(s), "
+            f"{us('d2h_ns')}; MMIO {stats.get('mmio_reads', 0)} reads / "
+            f"{stats.get('mmio_writes', 0)} writes, {us('mmio_ns')}; MSI "
+            f"{stats.get('msi_sent', 0)} ({stats.get('msi_lost', 0)} lost)")
