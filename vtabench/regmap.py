@@ -449,7 +449,7 @@ def markdown(rm: RegMap) -> str:
     for k in ACCESS_KINDS:
         if k in rm.access_doc:
             L.append(f"- `{k}`: {rm.access_doc[k]}")
-    L += ["", "| offset | register | access | upstream VCR | description |",
+    L += ["", "| offset | register | access | upstream VCR register here (64-bit pointers) | description |",
           "|---|---|---|---|---|"]
     for r in sorted(rm.registers, key=lambda r: r.offset):
         up = r.upstream or "extension"
