@@ -8,7 +8,13 @@ import pytest
 
 from vtabench.config import load_config
 from vtabench.isa.layout import AluOp, MemType, Opcode
-from vtabench.runtime import Runtime, RuntimeError_, UopKernelBuilder, open_device
+from vtabench.runtime import (
+    Runtime,
+    RuntimeError_,
+    UopKernelBuilder,
+    available_targets,
+    open_device,
+)
 from vtabench.schedule import Stage
 from vtabench.validate import validate_program
 
@@ -83,36 +89,81 @@ def test_dep_helpers_insert_noops(cfg):
         assert rt.stats.syncs == 1
 
 
-def _chain(target_cfg, sync: str, insn_capacity: int = 16384):
-    """Three dense layers, each reading the previous one's output from device memory."""
-    from vtabench.compiler import DenseSpec, compile_op
+CHAIN_SEED = 7
 
-    cfg = target_cfg
+
+def _chain_specs(cfg):
+    from vtabench.compiler import DenseSpec
+
     B = cfg.block
-    specs = [DenseSpec(1, 4 * B, 3 * B, epilogue=(("shift", 7), ("relu",))),
-             DenseSpec(1, 3 * B, 5 * B, epilogue=(("shift", 7), ("clip", -50, 50))),
-             DenseSpec(1, 5 * B, 2 * B, epilogue=(("shift", 6),))]
-    ops = [compile_op(s, cfg) for s in specs]
-    rng = np.random.default_rng(7)
-    x = rng.integers(-128, 128, (1, 4, 1, B), dtype=np.int8)
-    ws = [op.random_inputs(rng)["weight"] for op in ops]
-    with open_device("fsim", cfg, 1 << 24) as dev:
-        rt = Runtime(dev, sync=sync, insn_capacity=insn_capacity)
-        acts = [rt.alloc(x.nbytes)] + [rt.alloc(int(np.prod(op.output_shape))) for op in ops]
-        rt.write(acts[0], x)
-        wbufs = []
-        for w in ws:
-            wbufs.append(rt.alloc(w.nbytes))
-            rt.write(wbufs[-1], w)
-        for k, op in enumerate(ops):
-            op.emit(rt, {"data": acts[k], "weight": wbufs[k], "out": acts[k + 1]})
-        rt.sync()
-        out = rt.read(acts[-1]).view(np.int8).reshape(ops[-1].output_shape)
-    # Reference: the same three TE definitions on the CPU.
+    return [DenseSpec(1, 4 * B, 3 * B, epilogue=(("shift", 7), ("relu",))),
+            DenseSpec(1, 3 * B, 5 * B, epilogue=(("shift", 7), ("clip", -50, 50))),
+            DenseSpec(1, 5 * B, 2 * B, epilogue=(("shift", 6),))]
+
+
+def _chain_inputs(cfg):
+    from vtabench.compiler import compile_op
+
+    rng = np.random.default_rng(CHAIN_SEED)
+    x = rng.integers(-128, 128, (1, 4, 1, cfg.block), dtype=np.int8)
+    ws = [compile_op(s, cfg).random_inputs(rng)["weight"] for s in _chain_specs(cfg)]
+    return x, ws
+
+
+def _chain_on(dev, cfg, sync: str, insn_capacity: int = 16384):
+    """Three dense layers, each reading the previous one's output from device memory; returns
+    the output, the runtime statistics and the summed per-run statistics."""
+    from vtabench.compiler import compile_op
+
+    ops = [compile_op(s, cfg) for s in _chain_specs(cfg)]
+    x, ws = _chain_inputs(cfg)
+    rt = Runtime(dev, sync=sync, insn_capacity=insn_capacity)
+    acts = [rt.alloc(x.nbytes)] + [rt.alloc(int(np.prod(op.output_shape))) for op in ops]
+    rt.write(acts[0], x)
+    wbufs = []
+    for w in ws:
+        wbufs.append(rt.alloc(w.nbytes))
+        rt.write(wbufs[-1], w)
+    for k, op in enumerate(ops):
+        op.emit(rt, {"data": acts[k], "weight": wbufs[k], "out": acts[k + 1]})
+    rt.sync()
+    out = rt.read(acts[-1]).view(np.int8).reshape(ops[-1].output_shape)
+    summed: dict[str, float] = {}
+    for r in rt.stats.run_results:
+        for k, v in r.stats.items():
+            if isinstance(v, (int, float)):
+                summed[k] = summed.get(k, 0) + v
+    st = rt.stats
+    return out, {"syncs": st.syncs, "auto_syncs": st.auto_syncs, "noops": st.noops,
+                 "insns": st.insns}, summed
+
+
+def _chain_reference(cfg):
+    from vtabench.compiler import compile_op
+
+    x, ws = _chain_inputs(cfg)
     h = x
-    for op, w in zip(ops, ws):
-        h = op.reference({"data": h, "weight": w})
-    return out, h, rt.stats
+    for s, w in zip(_chain_specs(cfg), ws):
+        h = compile_op(s, cfg).reference({"data": h, "weight": w})
+    return h
+
+
+def _chain(cfg, sync: str, insn_capacity: int = 16384):
+    with open_device("fsim", cfg, 1 << 24) as dev:
+        out, st, _ = _chain_on(dev, cfg, sync, insn_capacity)
+    return out, _chain_reference(cfg), type("S", (), st)
+
+
+def _chain_rtl(cfg_name: str) -> dict:
+    """Inside the platform simulator: the chain per layer and batched, with modeled time."""
+    cfg = load_config(cfg_name)
+    res = {}
+    with open_device("rtl", cfg, 1 << 24) as dev:
+        for sync in ("layer", "batch"):
+            t0 = dev.platform.now_ns()
+            out, st, summed = _chain_on(dev, cfg, sync)
+            res[sync] = (out, st, summed, dev.platform.now_ns() - t0)
+    return res
 
 
 def test_batched_vs_per_layer(cfg):
@@ -124,6 +175,23 @@ def test_batched_vs_per_layer(cfg):
     assert st_b.syncs == 1
     # Batched, the store -> load dependency between layers travels through compute no-ops.
     assert st_b.noops >= 2
+
+
+# Only where the rtl backend exists (parametrised, not skipped).
+@pytest.mark.parametrize("target", [t for t in available_targets() if t == "rtl"])
+def test_batched_vs_per_layer_rtl(cfg, target):
+    """On the RTL behind the PCIe model: same results, fewer syncs, less modeled host time."""
+    from vtabench.drivers.rtl_backend import run_in_simulator
+
+    res = run_in_simulator(cfg, _chain_rtl, (cfg.name,))
+    ref = _chain_reference(cfg)
+    out_l, st_l, sum_l, ns_l = res["layer"]
+    out_b, st_b, sum_b, ns_b = res["batch"]
+    np.testing.assert_array_equal(out_l, ref)
+    np.testing.assert_array_equal(out_b, ref)
+    assert (st_l["syncs"], st_b["syncs"]) == (3, 1)
+    assert sum_b["run_ns"] < sum_l["run_ns"]
+    assert ns_b < ns_l
 
 
 def test_auto_sync_on_full_instruction_buffer(cfg):
