@@ -89,6 +89,13 @@ def test_format_pcie():
     assert "device->host 64 B in 1 DMA(s), 1.0 us" in line and "MSI 0 (0 lost)" in line
 
 
+def test_rtl_target_outside_simulator_is_a_clear_error():
+    from vtabench.drivers import DeviceError, open_device
+
+    with pytest.raises(DeviceError, match="run_in_simulator"):
+        open_device("rtl", "default")
+
+
 def test_fault_plan_selection():
     f = FaultPlan()
     f.dma_error(direction=D2H)
