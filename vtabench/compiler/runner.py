@@ -62,8 +62,7 @@ def run_jobs_on(dev: Any, jobs: list[OpJob]) -> list[OpResult]:
             stats = dict(rt.stats.run_results[-1].stats)
         results.append(OpResult(out, rt.stats.insns, rt.stats.cycles(), rt.stats.syncs, op.tiling,
                                 {k: v for k, v in stats.items() if isinstance(v, (int, float))}))
-        rt.dev.free(rt._insn_buf)
-        rt.dev.free(rt._uop_pool)
+        rt.close()
     return results
 
 

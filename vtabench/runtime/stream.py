@@ -533,7 +533,15 @@ class Runtime:
         return result
 
     def close(self) -> None:
+        """Run what is queued and give the instruction buffer and micro-op pool back to the
+        device (the device itself stays open)."""
+        if self._insn_buf is None:
+            return
         self.sync()
+        self.dev.free(self._insn_buf)
+        self.dev.free(self._uop_pool)
+        self._insn_buf = None
+        self._uop_pool = None
 
     def __enter__(self) -> Runtime:  # noqa: PYI034
         return self
