@@ -21,7 +21,7 @@ from vtabench.isa.insn import decode_program
 #: Target name -> module whose ``run_raw`` runs a raw program there.
 TARGETS = {
     "fsim": "vtabench.fsim",
-    "rtl": "vtabench.rtl.runner",
+    "rtl": "vtabench.drivers.rtl_backend",
     "opencl": "vtabench.drivers.opencl_backend",
 }
 
