@@ -1,0 +1,25 @@
+"""`vtabench sim` (what `make sim` runs): the default workload on the RTL co-simulation."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sim", help="run the default workload on the RTL through the driver and "
+                       "the PCIe model, checked against fsim")
+    p.add_argument("--config", default="default", help="configuration name or JSON path")
+    p.add_argument("--link", default="gen3x16", help="PCIe preset: gen3x8, gen3x16, gen4x16")
+    p.add_argument("--seed", type=int, help="simulation seed (printed)")
+    p.add_argument("--waves", nargs="?", const="auto", help="write an FST waveform")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from vtabench.config import load_config
+    from vtabench.sim import simulate
+
+    ok, text = simulate(load_config(args.config), link=args.link, seed=args.seed,
+                        waves=args.waves or False)
+    print(text)
+    return 0 if ok else 1
