@@ -49,6 +49,7 @@ STRESS = {"stall": 80, "rd_latency": 60, "wr_latency": 30, "rd_gap": 1}
 ERR_OPCODE = 0x01
 ERR_AXI_RD = 0x30
 ILLEGAL_MAX_CYCLES = 2000
+DEADLOCK_MAX_CYCLES = 20000
 GEMM_SIZES = (8, 24)
 ALU_SIZES = (2, 6)
 LOAD_SIZES = (256, 1024)
@@ -144,6 +145,13 @@ def illegal_opcode_program(cfg: Any) -> bytes:
     return bytes(code)
 
 
+def deadlock_program(cfg: Any) -> bytes:
+    """[GEMM popping an l2g token that nothing pushes, FINISH]: waits forever (validation
+    bypassed); the bench must report a timeout with the status and go on with the next program."""
+    return encode_program(cfg, [Insn(Opcode.GEMM, pop_prev_dep=1, uop_bgn=0, uop_end=1,
+                                     iter_out=1, iter_in=1), Insn(Opcode.FINISH)])
+
+
 def _compare(name: str, got: np.ndarray, want: np.ndarray) -> dict[str, Any]:
     diff = np.flatnonzero(got != want)
     info: dict[str, Any] = {"match": diff.size == 0, "n_diff": int(diff.size)}
@@ -192,6 +200,8 @@ def run_config_batch(cfg_name: str) -> dict[str, dict[str, Any]]:
     # Errors: an illegal opcode straight to the core, and SLVERR on the first read of data.
     entries.append((RawProgram("illegal_opcode", illegal_opcode_program(cfg),
                                np.zeros(4096, np.uint8), max_cycles=ILLEGAL_MAX_CYCLES), None, {}))
+    entries.append((RawProgram("deadlock", deadlock_program(cfg), np.zeros(4096, np.uint8),
+                               max_cycles=DEADLOCK_MAX_CYCLES), None, {}))
     first = P.directed_programs(cfg)[0]
     entries.append((RawProgram("axi_read_fault", first.insns, first.dram.copy(),
                                knobs={"fault_lo": 0, "fault_hi": 64}), None, {}))
@@ -312,6 +322,17 @@ def test_illegal_opcode_stops_core(cfg_name: str) -> None:
     assert st["state"] != "timeout", f"no done_o within {ILLEGAL_MAX_CYCLES} cycles: {st}"
     assert st["error"] == ERR_OPCODE, f"error_o {st['error']:#x}, want {ERR_OPCODE:#x}"
     assert st["error_insn"] == 0
+    assert st["stray_writes"] == 0
+
+
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+def test_hang_is_reported_not_waited_for(cfg_name: str) -> None:
+    """A deadlocked program ends the wait at its cycle bound with the core's status; the next
+    program in the same simulator (after a reset) still runs (the fault test below)."""
+    st = batch(cfg_name)["deadlock"]["stats"]
+    assert st["state"] == "timeout" or st["error"] != 0, st
+    if st["state"] == "timeout":
+        assert st["sim_cycles"] >= DEADLOCK_MAX_CYCLES and st["busy"] == 1, st
     assert st["stray_writes"] == 0
 
 
