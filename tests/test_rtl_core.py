@@ -9,7 +9,7 @@ whichever worker claims it first), so the two configurations build and run in pa
 
 Seeds: VTABENCH_SEED fixes the random programs and the memory back-pressure (printed by every test
 that uses it); otherwise it is derived from the run id. VTABENCH_RTL_RANDOM sets how many random
-programs run per configuration (default 12).
+programs run per configuration (default 32).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from vtabench.rtl.runner import RawProgram, run_batch
 pytestmark = pytest.mark.skipif(not core_present(), reason="hdl/vta_core.sv is not there yet")
 
 CONFIGS = ("default", "cloud32")
-N_RANDOM = int(os.environ.get("VTABENCH_RTL_RANDOM", "12"))
+N_RANDOM = int(os.environ.get("VTABENCH_RTL_RANDOM", "32"))
 RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
 SEED = int(os.environ.get("VTABENCH_SEED") or
            int(hashlib.sha256(RUN_ID.encode()).hexdigest()[:7], 16))
