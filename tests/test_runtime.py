@@ -110,14 +110,14 @@ def _chain_inputs(cfg):
     return x, ws
 
 
-def _chain_on(dev, cfg, sync: str, insn_capacity: int = 16384):
+def _chain_on(dev, cfg, sync: str, insn_capacity: int = 16384, uop_pool_uops: int = 1 << 16):
     """Three dense layers, each reading the previous one's output from device memory; returns
     the output, the runtime statistics and the summed per-run statistics."""
     from vtabench.compiler import compile_op
 
     ops = [compile_op(s, cfg) for s in _chain_specs(cfg)]
     x, ws = _chain_inputs(cfg)
-    rt = Runtime(dev, sync=sync, insn_capacity=insn_capacity)
+    rt = Runtime(dev, sync=sync, insn_capacity=insn_capacity, uop_pool_uops=uop_pool_uops)
     acts = [rt.alloc(x.nbytes)] + [rt.alloc(int(np.prod(op.output_shape))) for op in ops]
     rt.write(acts[0], x)
     wbufs = []
@@ -148,9 +148,9 @@ def _chain_reference(cfg):
     return h
 
 
-def _chain(cfg, sync: str, insn_capacity: int = 16384):
+def _chain(cfg, sync: str, insn_capacity: int = 16384, uop_pool_uops: int = 1 << 16):
     with open_device("fsim", cfg, 1 << 24) as dev:
-        out, st, _ = _chain_on(dev, cfg, sync, insn_capacity)
+        out, st, _ = _chain_on(dev, cfg, sync, insn_capacity, uop_pool_uops)
     return out, _chain_reference(cfg), type("S", (), st)
 
 
@@ -196,6 +196,12 @@ def test_batched_vs_per_layer_rtl(cfg, target):
 
 def test_auto_sync_on_full_instruction_buffer(cfg):
     out, ref, st = _chain(cfg, "batch", insn_capacity=32)
+    np.testing.assert_array_equal(out, ref)
+    assert st.auto_syncs >= 1 and st.syncs > 1
+
+
+def test_auto_sync_on_full_uop_pool(cfg):
+    out, ref, st = _chain(cfg, "batch", uop_pool_uops=8)
     np.testing.assert_array_equal(out, ref)
     assert st.auto_syncs >= 1 and st.syncs > 1
 

@@ -430,6 +430,19 @@ class Emitter:
                                    f"{n} elements, the buffer holds {depth[kind]}")
         self.sram_used = used
 
+    def uop_bound(self) -> int:
+        """Micro-ops one tile can add to the device pool: every GEMM / ALU kernel of the
+        operator, once per virtual thread (kernels differ only by their buffer copy)."""
+        total = 0
+        for n in self.nests.values():
+            if n.kind in ("gemm", "alu"):
+                ext = sorted(n.extents, reverse=True)[2:]
+                k = 1
+                for e in ext:
+                    k *= e
+                total += k
+        return total * (self.vthreads or 1)
+
     # -- emission -----------------------------------------------------------------------------
     def emit(self, rt: Runtime, bindings: dict[str, DeviceBuffer]) -> None:
         missing = set(self.params) - set(bindings)
@@ -441,7 +454,7 @@ class Emitter:
         self.count: dict[str, int] = {}
         if not hasattr(self, "tile_insns"):  # first emission: assume half the buffer
             self.tile_insns = rt.insn_capacity // 2
-            self.tile_uops = 0
+            self.tile_uops = self.uop_bound()
         self._walk(self.func.body, {})
         rt.layer_end()
 
