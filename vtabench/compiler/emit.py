@@ -452,11 +452,28 @@ class Emitter:
         self.bind = bindings
         self.base: dict[str, int] = {}
         self.count: dict[str, int] = {}
-        if not hasattr(self, "tile_insns"):  # first emission: assume half the buffer
-            self.tile_insns = rt.insn_capacity // 2
-            self.tile_uops = self.uop_bound()
+        if not hasattr(self, "tile_insns"):
+            self.tile_insns, self.tile_uops = self.measure()
         self._walk(self.func.body, {})
         rt.layer_end()
+
+    def measure(self) -> tuple[int, int]:
+        """Dry run over a counting stand-in for the runtime: the most instructions (plus one
+        LOAD UOP per kernel and a few token no-ops) and micro-ops one tile can queue. The
+        emitter checkpoints with these before each tile, so automatic syncs happen in time."""
+        saved = (getattr(self, "rt", None), getattr(self, "bind", None),
+                 getattr(self, "base", None), getattr(self, "count", None))
+        counter = _CountingRuntime()
+        self.rt = counter
+        self.bind = {name: DeviceBuffer(0, 0) for name in self.params}
+        self.base, self.count = {}, {}
+        self.tile_insns, self.tile_uops = 0, 0
+        self._walk(self.func.body, {})
+        self.insns_total = counter.pending
+        result = (max(self.tile_insns, counter.pending if not counter.tiles else 0) + 4,
+                  max(self.tile_uops, self.uop_bound()))
+        self.rt, self.bind, self.base, self.count = saved
+        return result
 
     def _walk(self, stmt: Any, env: dict) -> None:
         t = type(stmt).__name__
@@ -479,6 +496,8 @@ class Emitter:
             tile = any(SCOPES[_scope(b)] == "acc" for b in blk.alloc_buffers)
             if tile:
                 self.rt.checkpoint(self.tile_insns, self.tile_uops)
+                if isinstance(self.rt, _CountingRuntime):
+                    self.rt.tiles += 1
                 start = (self.rt.stats.syncs, self.rt.pending, self.rt._uop_pool_used)
             for b in blk.alloc_buffers:
                 root = self._root(b.name)
@@ -737,3 +756,35 @@ class Emitter:
 
 def _region_buf(r: Any) -> Any:
     return r.source if hasattr(r, "source") else r.buffer
+
+
+class _CountingRuntime:
+    """Counts what an emission would queue (see :meth:`Emitter.measure`)."""
+
+    insn_capacity = 1 << 30
+
+    def __init__(self) -> None:
+        self.pending = 0
+        self._uop_pool_used = 0
+        self.tiles = 0
+        self.stats = type("S", (), {"syncs": 0})()
+
+    def checkpoint(self, *_: Any) -> None:
+        pass
+
+    def layer_end(self) -> None:
+        pass
+
+    def load(self, *_: Any, **__: Any) -> None:
+        self.pending += 1
+
+    def store(self, *_: Any, **__: Any) -> None:
+        self.pending += 1
+
+    def gemm(self, kernel: Any, reset: bool = False) -> None:
+        self.pending += 2  # the GEMM and, at most, its LOAD UOP
+        self._uop_pool_used += len(kernel)
+
+    def alu(self, kernel: Any, op: Any, imm: Any = None) -> None:
+        self.pending += 2
+        self._uop_pool_used += len(kernel)
