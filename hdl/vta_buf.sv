@@ -1,29 +1,30 @@
 // vta_buf: an on-chip tile buffer (uop, inp, wgt, acc) of Depth elements of ElemBytes.
-// It is built from banks of plain synchronous RAM (vta_sram) so that one bus-wide
-// window (BusBytes) can be written per cycle whatever the element size:
-//   - elements smaller than the bus: NumLanes = BusBytes/ElemBytes banks, element e in
-//     bank e % NumLanes; a window write stores up to NumLanes consecutive elements;
-//   - elements larger than the bus: NumSlices = ElemBytes/BusBytes banks, slice k of
-//     every element in bank k; a window write stores one slice.
-// Ports: window write (DMA; byte address of window lane 0 inside the buffer, lanes
-// enabled by win_mask_i at chunk granularity), whole-element write (compute), NumRd
-// element reads (1-cycle latency). The two write ports must not be used in the same cycle
-// (the element write wins).
+// It is built from banks of plain synchronous RAM (vta_sram) so that one write window of
+// WinBytes (a bus beat, or four for the acc buffer's ACC_8BIT loads) is stored per cycle
+// whatever the element size. Storage is cut into chunks of min(ElemBytes, BusBytes):
+//   NumSlices = chunks per element, NumLanes = chunks per window,
+//   NumBanks  = max(NumSlices, NumLanes), chunk c lives in bank c % NumBanks, row c / NumBanks,
+// so the chunks of one window, and the slices of one element, are in distinct banks.
+// Ports: window write (DMA; byte address of window lane 0 inside the buffer, lanes enabled
+// by win_mask_i at chunk granularity), whole-element write (compute), NumRd element reads
+// (1-cycle latency). The two write ports must not be used in the same cycle (the element
+// write wins).
 module vta_buf #(
   parameter int unsigned ElemBytes = 16,
   parameter int unsigned Depth     = 2048,
   parameter int unsigned BusBytes  = 64,
+  parameter int unsigned WinBytes  = BusBytes,
   parameter int unsigned NumRd     = 1,
   localparam int unsigned IdxW     = $clog2(Depth),
   localparam int unsigned ByteW    = $clog2(Depth * ElemBytes),
   localparam int unsigned ElemW    = ElemBytes * 8,
-  localparam int unsigned BusW     = BusBytes * 8
+  localparam int unsigned WinW     = WinBytes * 8
 ) (
   input  logic                        clk_i,
   input  logic                        win_we_i,
   input  logic [ByteW-1:0]            win_addr_i,
-  input  logic [BusBytes-1:0]         win_mask_i,
-  input  logic [BusW-1:0]             win_data_i,
+  input  logic [WinBytes-1:0]         win_mask_i,
+  input  logic [WinW-1:0]             win_data_i,
   input  logic                        elem_we_i,
   input  logic [IdxW-1:0]             elem_idx_i,
   input  logic [ElemW-1:0]            elem_data_i,
@@ -33,14 +34,17 @@ module vta_buf #(
 
   localparam int unsigned ChunkBytes  = (ElemBytes < BusBytes) ? ElemBytes : BusBytes;
   localparam int unsigned ChunkW      = ChunkBytes * 8;
-  localparam int unsigned NumLanes    = BusBytes / ChunkBytes;
+  localparam int unsigned NumLanes    = WinBytes / ChunkBytes;
   localparam int unsigned NumSlices   = ElemBytes / ChunkBytes;
   localparam int unsigned NumBanks    = (NumLanes > NumSlices) ? NumLanes : NumSlices;
+  localparam int unsigned NumGroups   = NumBanks / NumSlices;   // elements per bank row
   localparam int unsigned LogChunk    = $clog2(ChunkBytes);
   localparam int unsigned LogBanks    = $clog2(NumBanks);
+  localparam int unsigned LogGroups   = $clog2(NumGroups);
   localparam int unsigned TotalChunks = Depth * NumSlices;
   localparam int unsigned BankDepth   = TotalChunks / NumBanks;
   localparam int unsigned BankAw      = (BankDepth > 1) ? $clog2(BankDepth) : 1;
+  localparam int unsigned SelW        = (LogGroups > 0) ? LogGroups : 1;
 
   logic [NumBanks-1:0][NumRd-1:0][ChunkW-1:0] bank_rdata;
   logic [NumBanks-1:0][NumRd-1:0][BankAw-1:0] bank_raddr;
@@ -49,12 +53,14 @@ module vta_buf #(
   assign win_c0 = 32'(win_addr_i) >> LogChunk;
 
   for (genvar b = 0; b < NumBanks; b++) begin : g_bank
-    logic                          we;
-    logic [BankAw-1:0]             waddr;
-    logic [ChunkW-1:0]             wdata;
-    logic [31:0]                   lane;      // window lane that maps to this bank
-    logic [31:0]                   chunk;     // chunk index that lane writes
-    logic                          lane_en;
+    localparam int unsigned Group = b / NumSlices;   // element group this bank serves
+    localparam int unsigned Slice = b % NumSlices;   // slice of the element it holds
+    logic              we;
+    logic [BankAw-1:0] waddr;
+    logic [ChunkW-1:0] wdata;
+    logic [31:0]       lane;      // window lane that maps to this bank
+    logic [31:0]       chunk;     // chunk index that lane writes
+    logic              lane_en;
 
     always_comb begin
       lane    = (32'(b) + 32'(NumBanks) - (win_c0 & 32'(NumBanks - 1))) & 32'(NumBanks - 1);
@@ -64,24 +70,14 @@ module vta_buf #(
       waddr   = BankAw'(chunk >> LogBanks);
       wdata   = ChunkW'(win_data_i >> ((lane & 32'(NumLanes - 1)) * ChunkW));
       if (elem_we_i) begin
-        if (NumSlices == 1) begin
-          we    = ((32'(elem_idx_i) & 32'(NumBanks - 1)) == 32'(b));
-          waddr = BankAw'(32'(elem_idx_i) >> LogBanks);
-          wdata = ChunkW'(elem_data_i);
-        end else begin
-          we    = 1'b1;
-          waddr = BankAw'(elem_idx_i);
-          wdata = ChunkW'(elem_data_i >> (b * ChunkW));
-        end
+        we    = ((32'(elem_idx_i) & 32'(NumGroups - 1)) == 32'(Group));
+        waddr = BankAw'(32'(elem_idx_i) >> LogGroups);
+        wdata = ChunkW'(elem_data_i >> (Slice * ChunkW));
       end
     end
 
     for (genvar r = 0; r < NumRd; r++) begin : g_raddr
-      if (NumSlices == 1) begin : g_lanes
-        assign bank_raddr[b][r] = BankAw'(32'(rd_idx_i[r]) >> LogBanks);
-      end else begin : g_slices
-        assign bank_raddr[b][r] = BankAw'(rd_idx_i[r]);
-      end
+      assign bank_raddr[b][r] = BankAw'(32'(rd_idx_i[r]) >> LogGroups);
     end
 
     vta_sram #(
@@ -98,29 +94,23 @@ module vta_buf #(
     );
   end
 
-  // Read data: concatenation of the slices, or the bank that holds the element.
-  localparam int unsigned SelW = (LogBanks > 0) ? LogBanks : 1;
+  // Read data: the slices of the element's group (registered group select).
   logic [NumRd-1:0][SelW-1:0] sel_q;
 
-  if (NumSlices == 1 && NumBanks > 1) begin : g_rd_sel
-    always_ff @(posedge clk_i) begin
-      for (int unsigned r = 0; r < NumRd; r++) begin
-        sel_q[r] <= SelW'(rd_idx_i[r]);
-      end
+  always_ff @(posedge clk_i) begin
+    for (int unsigned r = 0; r < NumRd; r++) begin
+      sel_q[r] <= SelW'(32'(rd_idx_i[r]) & 32'(NumGroups - 1));
     end
-    always_comb begin
-      for (int unsigned r = 0; r < NumRd; r++) begin
-        rd_data_o[r] = bank_rdata[sel_q[r]][r];
-      end
-    end
-  end else begin : g_rd_cat
-    assign sel_q = '0;
-    logic unused_sel;
-    assign unused_sel = ^sel_q;
-    always_comb begin
-      for (int unsigned r = 0; r < NumRd; r++) begin
-        for (int unsigned b = 0; b < NumBanks; b++) begin
-          rd_data_o[r][b*ChunkW +: ChunkW] = bank_rdata[b][r];
+  end
+
+  always_comb begin
+    for (int unsigned r = 0; r < NumRd; r++) begin
+      for (int unsigned k = 0; k < NumSlices; k++) begin
+        rd_data_o[r][k*ChunkW +: ChunkW] = bank_rdata[k][r];
+        for (int unsigned g = 1; g < NumGroups; g++) begin
+          if (32'(sel_q[r]) == g) begin
+            rd_data_o[r][k*ChunkW +: ChunkW] = bank_rdata[g*NumSlices + k][r];
+          end
         end
       end
     end

@@ -16,6 +16,8 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   parameter int unsigned BusBytes     = 64,
   localparam int unsigned Aw          = AxiAddrWidth,
   localparam int unsigned BusW        = BusBytes * 8,
+  localparam int unsigned WinBytes    = 4 * BusBytes,   // uop / acc write window (ACC_8BIT)
+  localparam int unsigned WinW        = WinBytes * 8,
   localparam int unsigned QW          = 32 + INSN_WIDTH,
   localparam int unsigned InpW        = BATCH * BLOCK_IN * INP_WIDTH,
   localparam int unsigned WgtW        = BLOCK_OUT * BLOCK_IN * WGT_WIDTH,
@@ -61,8 +63,8 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   output logic                          uop_we_o,
   output logic                          acc_win_we_o,
   output logic [31:0]                   w_addr_o,
-  output logic [BusBytes-1:0]           w_mask_o,
-  output logic [BusW-1:0]               w_data_o,
+  output logic [WinBytes-1:0]           w_mask_o,
+  output logic [WinW-1:0]               w_data_o,
   // buffer reads
   output logic [LOG_UOP_DEPTH-1:0]      uop_idx_o,
   input  logic [UOP_WIDTH-1:0]          uop_data_i,
@@ -210,7 +212,8 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
 
   vta_dma_rd #(
     .AxiAddrWidth (AxiAddrWidth),
-    .BusBytes     (BusBytes)
+    .BusBytes     (BusBytes),
+    .WinBytes     (WinBytes)
   ) u_dma (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),

@@ -236,8 +236,10 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; #(
   // ---------------------------------------------------------------- buffers
   logic                      inp_we, wgt_we, uop_we, acc_win_we;
   logic [31:0]               ld_w_addr, cp_w_addr;
-  logic [BusBytes-1:0]       ld_w_mask, cp_w_mask;
-  logic [BusW-1:0]           ld_w_data, cp_w_data;
+  logic [BusBytes-1:0]       ld_w_mask;
+  logic [BusW-1:0]           ld_w_data;
+  logic [4*BusBytes-1:0]     cp_w_mask;      // 4 beats wide: ACC_8BIT into acc (see vta_compute)
+  logic [4*BusW-1:0]         cp_w_data;
   logic [LOG_UOP_DEPTH-1:0]  uop_idx;
   logic [UOP_WIDTH-1:0]      uop_data;
   logic [LOG_INP_DEPTH-1:0]  inp_idx;
@@ -259,8 +261,8 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; #(
     .clk_i       (clk_i),
     .win_we_i    (uop_we),
     .win_addr_i  ($clog2(UOP_DEPTH * UOP_ELEM_BYTES)'(cp_w_addr)),
-    .win_mask_i  (cp_w_mask),
-    .win_data_i  (cp_w_data),
+    .win_mask_i  (cp_w_mask[BusBytes-1:0]),   // UOP loads use one beat
+    .win_data_i  (cp_w_data[BusW-1:0]),
     .elem_we_i   (1'b0),
     .elem_idx_i  ('0),
     .elem_data_i ('0),
@@ -299,7 +301,8 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; #(
   );
 
   vta_buf #(
-    .ElemBytes (ACC_ELEM_BYTES), .Depth (ACC_DEPTH), .BusBytes (BusBytes), .NumRd (2)
+    .ElemBytes (ACC_ELEM_BYTES), .Depth (ACC_DEPTH), .BusBytes (BusBytes),
+    .WinBytes (4 * BusBytes), .NumRd (2)
   ) u_acc_buf (
     .clk_i       (clk_i),
     .win_we_i    (acc_win_we),

@@ -6,14 +6,19 @@
 //     elements apart, up to DescDepth rows ahead of the writer;
 //   - write: walks the SRAM rows in order, writing zero padding one bus window per
 //     cycle and the row data one beat per cycle as it arrives (byte-window writes into
-//     the target buffer, see vta_buf). ACC_8BIT beats are sign-extended int8 -> int32
-//     in four sub-windows (a quarter beat per cycle).
+//     the target buffer, see vta_buf). ACC_8BIT beats are sign-extended int8 -> int32:
+//     one beat per cycle with a 4-bus-wide window (WinBytes = 4 * BusBytes), else in four
+//     quarter-beat writes.
 // done_o pulses when the last SRAM write is done.
 module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   parameter int unsigned AxiAddrWidth = 64,
   parameter int unsigned BusBytes     = 64,
+  // width of the buffer write window: BusBytes, or 4 * BusBytes for a DMA that loads
+  // ACC_8BIT (one beat of int8 becomes four beats of int32, written in one cycle)
+  parameter int unsigned WinBytes     = BusBytes,
   localparam int unsigned Aw          = AxiAddrWidth,
-  localparam int unsigned BusW        = BusBytes * 8
+  localparam int unsigned BusW        = BusBytes * 8,
+  localparam int unsigned WinW        = WinBytes * 8
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -38,13 +43,14 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   // buffer window write (byte address inside the target buffer)
   output logic                  w_valid_o,
   output logic [31:0]           w_addr_o,
-  output logic [BusBytes-1:0]   w_mask_o,
-  output logic [BusW-1:0]       w_data_o
+  output logic [WinBytes-1:0]   w_mask_o,
+  output logic [WinW-1:0]       w_data_o
 );
 
   localparam int unsigned LogBus    = $clog2(BusBytes);
   localparam int unsigned DescDepth = 32;
-  localparam int unsigned Quarter   = BusBytes / 4;
+  localparam int unsigned SrcPerSub = WinBytes / 4;           // ACC_8BIT source bytes per write
+  localparam int unsigned ExpSub    = BusBytes / SrcPerSub;    // ACC_8BIT writes per beat (1 or 4)
 
   typedef enum logic [1:0] {S_IDLE, S_CHECK, S_RUN, S_DONE} state_e;
   typedef enum logic [1:0] {P_LEAD, P_DATA, P_TRAIL} phase_e;
@@ -149,7 +155,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   logic [31:0] pad_n;
   logic        beat_last;
   logic [BusBytes-1:0] beat_mask;
-  logic [Quarter-1:0]  q_mask;
+  logic [SrcPerSub-1:0] q_mask;
 
   assign xp0_bytes  = 32'(xp0_q) << lseb;
   assign xp1_bytes  = 32'(xp1_q) << lseb;
@@ -158,16 +164,16 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
 
   always_comb begin
     off_cur   = first_q ? -$signed(34'(df_alo)) : off_q;
-    src_off   = off_cur + $signed(34'(sub_q) * 34'(Quarter));
+    src_off   = off_cur + $signed(34'(sub_q) * 34'(SrcPerSub));
     beat_last = (off_cur + 34'(BusBytes)) >= $signed({2'b00, row_len});
     // byte i of the beat is row data when 0 <= off_cur + i < row_len
     for (int i = 0; i < BusBytes; i++) begin
       beat_mask[i] = ((off_cur + 34'(i)) >= 0) && ((off_cur + 34'(i)) < $signed({2'b00, row_len}));
     end
-    for (int i = 0; i < Quarter; i++) begin
+    for (int i = 0; i < SrcPerSub; i++) begin
       q_mask[i] = ((src_off + 34'(i)) >= 0) && ((src_off + 34'(i)) < $signed({2'b00, row_len}));
     end
-    pad_n = (pad_left_q < 32'(BusBytes)) ? pad_left_q : 32'(BusBytes);
+    pad_n = (pad_left_q < 32'(WinBytes)) ? pad_left_q : 32'(WinBytes);
   end
 
   // what the writer does at the start of SRAM row er_y (0 after the checks, else the next row)
@@ -238,7 +244,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
         case (phase_q)
           P_LEAD, P_TRAIL: begin
             w_valid_o  = 1'b1;
-            w_mask_o   = {BusBytes{1'b1}} >> (32'(BusBytes) - pad_n);
+            w_mask_o   = {WinBytes{1'b1}} >> (32'(WinBytes) - pad_n);
             ptr_d      = ptr_q + pad_n;
             pad_left_d = pad_left_q - pad_n;
             if (pad_left_q == pad_n) begin
@@ -260,16 +266,16 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
               if (!expand) begin
                 r_ready_o = 1'b1;
                 w_addr_o  = ptr_q + 32'(off_cur);
-                w_mask_o  = beat_mask;
-                w_data_o  = r_data_i;
+                w_mask_o  = WinBytes'(beat_mask);
+                w_data_o  = WinW'(r_data_i);
               end else begin
-                r_ready_o = (sub_q == 2'd3);
+                r_ready_o = (32'(sub_q) == 32'(ExpSub - 1));
                 w_addr_o  = ptr_q + (32'(src_off) << 2);
-                for (int i = 0; i < Quarter; i++) begin
+                for (int i = 0; i < SrcPerSub; i++) begin
                   w_mask_o[4*i +: 4] = {4{q_mask[i]}};
-                  w_data_o[32*i +: 32] = 32'($signed(r_data_i[(32'(sub_q) * Quarter + 32'(i)) * 8 +: 8]));
+                  w_data_o[32*i +: 32] = 32'($signed(r_data_i[(32'(sub_q) * SrcPerSub + 32'(i)) * 8 +: 8]));
                 end
-                sub_d = sub_q + 2'd1;
+                sub_d = r_ready_o ? 2'd0 : sub_q + 2'd1;
               end
               if (r_ready_o) begin
                 if (r_err_i) begin

@@ -24,8 +24,14 @@ UNITS = {
     "gemm_dp": ("vta_gemm_dp", ["vta_gemm_dp.sv"], {}),
     "alu": ("vta_alu", ["vta_alu.sv"], {}),
     "dma_rd": ("vta_dma_rd", ["vta_fifo.sv", "vta_dma_rd.sv"], {}),
+    # the compute stage's instance: a 4-beat write window (ACC_8BIT at one beat per cycle)
+    "dma_rd_wide": ("vta_dma_rd", ["vta_fifo.sv", "vta_dma_rd.sv"], {"WinBytes": 256}),
     "mem_engine": ("vta_mem_engine", ["vta_fifo.sv", "vta_mem_engine.sv"], {}),
 }
+
+
+# bench module when it is not tb/unit/test_<name>.py
+BENCH = {"dma_rd_wide": "dma_rd"}
 
 
 def _setup_verilator() -> None:
@@ -75,7 +81,7 @@ def run_unit(name: str, seed: int | None = None) -> None:
            "UNIT_PARAMS": json.dumps(params)}
     if seed is not None:
         env["COCOTB_RANDOM_SEED"] = str(seed)
-    runner.test(test_module=f"tb.unit.test_{name}", hdl_toplevel=top, hdl_toplevel_lang="verilog",
+    runner.test(test_module=f"tb.unit.test_{BENCH.get(name, name)}", hdl_toplevel=top, hdl_toplevel_lang="verilog",
                 build_dir=str(bdir), test_dir=str(bdir), results_xml=str(results),
                 extra_env=env, seed=seed)
     # the runner raises on failure in recent cocotb; check the results file as well

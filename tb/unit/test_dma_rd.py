@@ -16,11 +16,12 @@ from collections import deque
 import cocotb
 import numpy as np
 
-from tb.unit.common import ClockedTB, val
+from tb.unit.common import ClockedTB, params, val
 from vtabench.config import load_config
 from vtabench.isa import Insn, MemType, Opcode, encode_program, mem_depth, mem_elem_bytes
 
 BUS = 64
+WIN = params().get("WinBytes", BUS)   # buffer write window (4 beats: the compute stage's DMA)
 DRAM_OFF = 0x2000
 DRAM_BYTES = 1 << 18
 ERR_MEM_TYPE, ERR_SRAM_LOAD, ERR_SRAM_UOP, ERR_DRAM_RANGE = 0x02, 0x10, 0x12, 0x20
@@ -93,8 +94,8 @@ class DmaTB(ClockedTB):
                 head = None
             if val(d.w_valid_o):
                 base, mask = val(d.w_addr_o), val(d.w_mask_o)
-                data = val(d.w_data_o).to_bytes(BUS, "little")
-                for i in range(BUS):
+                data = val(d.w_data_o).to_bytes(WIN, "little")
+                for i in range(WIN):
                     if (mask >> i) & 1:
                         sram[(base + i) % len(sram)] = data[i]
             if val(d.done_o):
@@ -193,11 +194,15 @@ async def randomised(dut):
 
 @cocotb.test()
 async def throughput(dut):
-    """One beat per cycle when memory keeps up: a 64-beat INP row and a 256-beat WGT row."""
+    """One beat per cycle when memory keeps up: a 64-beat INP row, a 256-beat WGT row, 16 rows
+    of 4 beats, and (with the 4-beat window) 64 beats of ACC_8BIT."""
     tb = DmaTB(dut)
     await tb.start_dma()
-    for insn, beats in ((load(MemType.INP, 0, 0, 1, 256), 64), (load(MemType.WGT, 0, 0, 1, 64), 256),
-                        (load(MemType.INP, 0, 0, 16, 16), 64)):
+    cases = [(load(MemType.INP, 0, 0, 1, 256), 64), (load(MemType.WGT, 0, 0, 1, 64), 256),
+             (load(MemType.INP, 0, 0, 16, 16), 64)]
+    if WIN == 4 * BUS:
+        cases.append((load(MemType.ACC_8BIT, 0, 0, 1, 256), 64))
+    for insn, beats in cases:
         cycles = await tb.check(insn, latency=4, p_req=1.0, p_beat=1.0)
         dut._log.info("%s x %d: %d beats in %d cycles", insn.memory_type.name, insn.x_size,
                       beats, cycles)
