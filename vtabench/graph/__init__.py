@@ -1,0 +1,14 @@
+"""Graph compiler: int8 QDQ ONNX networks split between the CPU (TVM llvm) and VTA.
+
+    from vtabench.graph import compile_model, run_package
+    pkg = compile_model("model.onnx", "default")        # import, partition, place, compile
+    [res] = run_package(pkg, "fsim", [x])               # res.outputs, res.per_inference
+
+See docs/graph.md.
+"""
+
+from vtabench.graph.build import Package, compile_model, prepare_graph, reference_package
+from vtabench.graph.execute import Executor, run_package
+
+__all__ = ["Executor", "Package", "compile_model", "prepare_graph", "reference_package",
+           "run_package"]

@@ -1,0 +1,281 @@
+"""Run a :class:`~vtabench.graph.build.Package` on a target through the driver API.
+
+Per model: the static image (packed weights, biases, micro-op kernels) and the programs are
+written to the device once. Per inference: the CPU functions run through TVM's llvm target (one
+Relax VM), each copy to VTA packs a host int8 tensor and writes it, each device program runs
+(one sync per wave of merged VTA nodes), each copy back reads and unpacks. Everything that
+touches the device goes through :class:`CountingDevice`, which counts syncs, bytes and cycles.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from vtabench.graph.build import Package, pack_act, unpack_act
+from vtabench.isa.insn import decode_program, encode_program
+from vtabench.isa.layout import MemType, Opcode, mem_elem_bytes
+
+
+@dataclass
+class DriverCounts:
+    writes: int = 0
+    bytes_written: int = 0
+    reads: int = 0
+    bytes_read: int = 0
+    syncs: int = 0
+    cycles: int = 0
+    has_cycles: bool = True
+    run_wall_s: float = 0.0
+
+    def snapshot(self) -> DriverCounts:
+        return DriverCounts(**self.__dict__)
+
+    def minus(self, o: DriverCounts) -> dict[str, Any]:
+        return {k: getattr(self, k) - getattr(o, k) for k in
+                ("writes", "bytes_written", "reads", "bytes_read", "syncs", "cycles")}
+
+
+class CountingDevice:
+    """Pass-through wrapper of a driver Device that counts what crosses the host interface."""
+
+    def __init__(self, dev: Any) -> None:
+        self.dev = dev
+        self.cfg = dev.cfg
+        self.counts = DriverCounts()
+        self.last_stats: dict[str, Any] = {}
+
+    def alloc(self, nbytes: int, align: int = 64) -> int:
+        return self.dev.alloc(nbytes, align)
+
+    def free(self, addr: int) -> None:
+        self.dev.free(addr)
+
+    def write(self, addr: int, data: Any) -> None:
+        n = data.nbytes if isinstance(data, np.ndarray) else len(data)
+        self.counts.writes += 1
+        self.counts.bytes_written += int(n)
+        self.dev.write(addr, data)
+
+    def read(self, addr: int, nbytes: int) -> np.ndarray:
+        self.counts.reads += 1
+        self.counts.bytes_read += int(nbytes)
+        return self.dev.read(addr, nbytes)
+
+    def run(self, insn_addr: int, insn_count: int, timeout_s: float | None = None) -> Any:
+        r = self.dev.run(insn_addr, insn_count, timeout_s=timeout_s)
+        self.counts.syncs += 1
+        self.counts.run_wall_s += r.wall_s
+        c = r.stats.get("cycles")
+        if c is None:
+            self.counts.has_cycles = False
+        else:
+            self.counts.cycles += int(c)
+        self.last_stats = r.stats
+        return r
+
+
+def relocate(cfg: Any, insns: bytes, base: int) -> bytes:
+    """Shift every DRAM address of a program by ``base`` bytes (the plan starts at 0)."""
+    if base == 0:
+        return insns
+    prog = decode_program(cfg, insns)
+    for i in prog:
+        if i.opcode in (Opcode.LOAD, Opcode.STORE) and (i.x_size and i.y_size):
+            eb = mem_elem_bytes(cfg, i.memory_type if i.memory_type != MemType.UOP else
+                                MemType.UOP)
+            if base % eb:
+                raise ValueError(f"base {base:#x} not aligned to {eb}-byte elements")
+            i.dram_base += base // eb
+    return encode_program(cfg, prog)
+
+
+@dataclass
+class Result:
+    outputs: list[np.ndarray]
+    wall_s: float
+    per_inference: dict[str, Any]
+    layers: list[dict[str, Any]] = field(default_factory=list)
+    load: dict[str, Any] = field(default_factory=dict)
+    target: str = ""
+
+
+class Executor:
+    """A package loaded on an open device (static image and programs written once)."""
+
+    def __init__(self, pkg: Package, dev: Any, progress: bool = False) -> None:
+        import tvm
+        from tvm import relax
+
+        self.pkg = pkg
+        self.cfg = dev.cfg
+        self.dev = dev if isinstance(dev, CountingDevice) else CountingDevice(dev)
+        self.progress = progress
+        t0 = time.perf_counter()
+        man = pkg.manifest
+        self.vm = None
+        if man["cpu_functions"]:
+            ex = tvm.compile(pkg.cpu_mod, target="llvm")
+            self.vm = relax.VirtualMachine(ex, tvm.cpu())
+        self.cpu_compile_s = time.perf_counter() - t0
+        c0 = self.dev.counts.snapshot()
+        self.base = 0
+        self.progs: list[tuple[int, int]] = []
+        self.prof: list[tuple[int, int]] = []
+        if pkg.programs or pkg.image:
+            self.base = self.dev.alloc(max(man["plan_bytes"], 64), align=4096)
+            for addr, data in pkg.image:
+                self.dev.write(self.base + addr, data)
+            for plist, out in ((pkg.programs, self.progs), (pkg.profile, self.prof)):
+                for p in plist:
+                    code = relocate(self.cfg, p.insns, self.base)
+                    a = self.dev.alloc(len(code), align=64)
+                    self.dev.write(a, np.frombuffer(code, np.uint8))
+                    out.append((a, p.count))
+        self.load = self.dev.counts.minus(c0)
+        self.load["wall_s"] = time.perf_counter() - t0
+        self.tensors = man["tensors"]
+
+    def _bar(self, i: int, n: int, what: str) -> None:
+        if not self.progress:
+            return
+        w = 30
+        k = int(w * i / max(n, 1))
+        sys.stderr.write(f"\r[{'#' * k}{'.' * (w - k)}] {i}/{n} {what[:40]:<40}")
+        if i == n:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    def run(self, inputs: list[np.ndarray], profile: bool = False) -> Result:
+        import tvm
+
+        man = self.pkg.manifest
+        nodes = {n["name"]: n for n in man["nodes"]}
+        cpu_by_wave = {f["wave"]: f for f in man["cpu_functions"]}
+        env: dict[str, Any] = {}
+        for spec, x in zip(man["inputs"], inputs):
+            env[spec["name"]] = np.ascontiguousarray(x, dtype=spec["dtype"])
+        c0 = self.dev.counts.snapshot()
+        t0 = time.perf_counter()
+        layer_rows: list[dict[str, Any]] = []
+        done_cpu: set[int] = set()
+        done_vta: set[int] = set()
+        units = man["units"]
+        for k, u in enumerate(units):
+            self._bar(k, len(units), u)
+            n = nodes[u]
+            w = self._wave(u)
+            if n["op"] == "copy":
+                if n["device"] == "vta":
+                    t = self.tensors[u]
+                    self.dev.write(self.base + t["addr"], pack_act(np.asarray(env[n["inputs"][0]]),
+                                                                   self.cfg))
+                else:
+                    src = n["inputs"][0]
+                    t = self.tensors[src]
+                    raw = self.dev.read(self.base + t["addr"], t["nbytes"])
+                    env[u] = unpack_act(raw, tuple(n["shape"]), self.cfg)
+            elif n["device"] == "cpu":
+                if w in done_cpu:
+                    continue
+                done_cpu.add(w)
+                f = cpu_by_wave[w]
+                args = [tvm.runtime.tensor(np.ascontiguousarray(env[p])) for p in f["params"]]
+                res = self.vm[f["name"]](*args)
+                outs = [res] if len(f["outputs"]) == 1 else list(res)
+                for name, r in zip(f["outputs"], outs):
+                    env[name] = r.numpy()
+            else:
+                if w in done_vta:
+                    continue
+                done_vta.add(w)
+                if profile and self.prof:
+                    for (a, cnt), p in zip(self.prof, self.pkg.profile):
+                        if p.wave != w:
+                            continue
+                        cb = self.dev.counts.snapshot()
+                        tb = time.perf_counter()
+                        self.dev.run(a, cnt, timeout_s=3600)
+                        d = self.dev.counts.minus(cb)
+                        lay = man["layers"][p.layers[0]]
+                        row = {"layer": p.layers[0], "shape": lay["shape"], "macs": lay["macs"],
+                               "insns": cnt, "wall_s": time.perf_counter() - tb}
+                        if self.dev.counts.has_cycles:
+                            row["cycles"] = d["cycles"]
+                            row["util"] = lay["macs"] / self.cfg.macs_per_cycle / max(
+                                d["cycles"], 1)
+                        layer_rows.append(row)
+                else:
+                    for (a, cnt), p in zip(self.progs, self.pkg.programs):
+                        if p.wave == w:
+                            self.dev.run(a, cnt, timeout_s=3600)
+        self._bar(len(units), len(units), "done")
+        wall = time.perf_counter() - t0
+        outs = [np.asarray(env[o["name"]]) for o in man["outputs"]]
+        per = self.dev.counts.minus(c0)
+        if not self.dev.counts.has_cycles:
+            per.pop("cycles")
+        per["copies"] = sum(1 for u in units if nodes[u]["op"] == "copy")
+        return Result(outs, wall, per, layer_rows, self.load)
+
+    def _wave(self, u: str) -> int:
+        man = self.pkg.manifest
+        for f in man["cpu_functions"]:
+            if u in f["nodes"]:
+                return f["wave"]
+        for p in self.pkg.programs:
+            if u in p.layers:
+                return p.wave
+        return -1
+
+
+def run_package(pkg: Package, target: str, inputs: list[np.ndarray], *, runs: int = 1,
+                profile: bool = False, progress: bool = False, **dev_opts: Any
+                ) -> list[Result]:
+    """Open the target, load the package once, run ``runs`` inferences (plus a profiling run
+    with per-layer programs when ``profile``). On rtl everything runs inside one platform
+    simulation."""
+    if target == "rtl":
+        from vtabench.drivers.rtl_backend import run_in_simulator
+
+        return run_in_simulator(pkg.cfg_name, _rtl_entry,
+                                (pkg.to_bytes(), inputs, runs, profile), **dev_opts)
+    from vtabench.runtime import open_device
+
+    with open_device(target, pkg.cfg_name, pkg.mem_bytes, **dev_opts) as dev:
+        return _run_on(pkg, dev, inputs, runs, profile, progress, target)
+
+
+def _run_on(pkg: Package, dev: Any, inputs: list[np.ndarray], runs: int, profile: bool,
+            progress: bool, target: str) -> list[Result]:
+    ex = Executor(pkg, dev, progress=progress)
+    out = []
+    for _ in range(runs):
+        r = ex.run(inputs)
+        r.target = target
+        out.append(r)
+    if profile:
+        r = ex.run(inputs, profile=True)
+        r.target = target
+        out.append(r)
+    return out
+
+
+def _rtl_entry(pkg_bytes: bytes, inputs: list[np.ndarray], runs: int, profile: bool
+               ) -> list[Result]:
+    from vtabench.runtime import open_device
+
+    pkg = Package.from_bytes(pkg_bytes)
+    with open_device("rtl", pkg.cfg_name, pkg.mem_bytes) as dev:
+        res = _run_on(pkg, dev, inputs, runs, profile, False, "rtl")
+        try:
+            pcie = dev.pcie_stats()
+            for r in res:
+                r.load["pcie"] = pcie
+        except Exception:  # noqa: BLE001
+            pass
+        return res
