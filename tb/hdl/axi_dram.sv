@@ -15,7 +15,8 @@
 //   - B responses cfg_wr_latency_i cycles after the last W beat;
 //   - protocol checks counted in stat_proto_err_o (4 KiB crossing, WLAST mismatch, WRAP burst,
 //     size wider than the bus) and reported with $display.
-// The DRAM file is (re)mapped while reset is asserted (+dram_file=PATH or VTA_DRAM_FILE).
+// The DRAM file is mapped at time 0 and again in the first cycle of every reset
+// (+dram_file=PATH or VTA_DRAM_FILE).
 module axi_dram #(
   parameter int unsigned AddrWidth = 64,
   parameter int unsigned DataWidth = 512,
@@ -95,8 +96,10 @@ module axi_dram #(
   end
 
   string dram_file;
+  longint init_map;
   initial begin
     if (!$value$plusargs("dram_file=%s", dram_file)) dram_file = "";
+    init_map = dram_map(dram_file);  // again at every reset (the file may have been resized)
   end
 
   // ---------------------------------------------------------------------------------------------

@@ -198,7 +198,9 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
             runner.test(test_module="tb.test_core", hdl_toplevel=b.toplevel,
                         hdl_toplevel_lang="verilog", build_dir=str(b.build_dir),
                         test_dir=str(job_dir), seed=seed, waves=bool(waves), test_args=test_args,
-                        plusargs=[f"+vta_job={job_dir / 'job.json'}", f"+dram_file={dram_file}"],
+                        plusargs=[f"+vta_job={job_dir / 'job.json'}", f"+dram_file={dram_file}",
+                                  # every register and memory without a reset starts random
+                                  "+verilator+rand+reset+2", f"+verilator+seed+{seed}"],
                         results_xml=str(job_dir / "results.xml"), log_file=str(log))
         except BaseException as exc:  # noqa: BLE001 - a failing simulator raises SystemExit etc.
             if isinstance(exc, KeyboardInterrupt):
