@@ -130,9 +130,11 @@ class CoreTB:
         self.set_knobs(p["knobs"], p["seed"])
         await self.reset()
         wall0 = time.monotonic()
+        cpu0 = time.process_time()
         await self.launch(p["insn_offset"], p["insn_count"], 0, p["dram_size"])
         state, waited = await self.wait_done(p["max_cycles"], p.get("timeout_s"))
         wall = time.monotonic() - wall0
+        cpu = time.process_time() - cpu0
         if state == "done":
             await ClockCycles(self.dut.clk_i, 2)  # let the counters settle
         st = self.status()
@@ -141,6 +143,9 @@ class CoreTB:
                                else "error", **st, "sim_cycles": waited,
                                "wall_s": round(wall, 4)}
         res["cycles_per_s"] = round(waited / wall) if wall > 0 else None
+        # CPU time of the simulator process: the rate without other processes' contention.
+        res["cpu_s"] = round(cpu, 4)
+        res["cycles_per_cpu_s"] = round(waited / cpu) if cpu > 0 else None
         # Bytes the core must not have touched: everything after the image.
         n_img = p["image_bytes"]
         rest = self.dram.read(n_img, p["total_bytes"] - n_img)

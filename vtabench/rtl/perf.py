@@ -20,8 +20,8 @@ ITER_IN = 16  # inner loop: dst advances by N_UOP, so 1024 acc tiles are written
 WGT_STEP = 16  # wgt tiles per outer pass
 
 
-def gemm_program(cfg: Config, iter_out: int, seed: int = 0,
-                 max_iter_out: int = 24) -> tuple[TestProgram, int]:
+def gemm_program(cfg: Config, iter_out: int, seed: int = 0, max_iter_out: int = 24,
+                 repeat: int = 1) -> tuple[TestProgram, int]:
     """GEMM-bound program: returns (program, MACs of its measured GEMM).
 
     A 64-micro-op kernel (dst u, src u, wgt u % 16) runs iter_out x 16 times: dst = u + 64*i1,
@@ -46,13 +46,15 @@ def gemm_program(cfg: Config, iter_out: int, seed: int = 0,
     kernel = p.load_uops(N_UOP, dst=u, src=u, wgt=u % WGT_STEP, tok=Tokens(pop_prev=True))
     n_acc = N_UOP * ITER_IN
     p.gemm(zero, (1, ITER_IN), dst=(0, N_UOP), reset=True)
-    p.gemm(kernel, (iter_out, ITER_IN), dst=(0, N_UOP), wgt=(WGT_STEP, 0),
-           tok=Tokens(push_next=True))
+    for r in range(repeat):  # repeats accumulate onto the same acc tiles
+        p.gemm(kernel, (iter_out, ITER_IN), dst=(0, N_UOP), wgt=(WGT_STEP, 0),
+               tok=Tokens(push_next=r == repeat - 1))
     out = p.alloc(MemType.OUT, n_acc, fill=0x5A)
     p.store(0, out, 1, n_acc, tok=Tokens(pop_prev=True))
     p.finish()
-    macs = iter_out * ITER_IN * N_UOP * cfg.macs_per_cycle
-    return p.build(f"perf_gemm_{iter_out}"), macs
+    macs = repeat * iter_out * ITER_IN * N_UOP * cfg.macs_per_cycle
+    name = f"perf_gemm_{iter_out}" + (f"x{repeat}" if repeat > 1 else "")
+    return p.build(name), macs
 
 
 def alu_program(cfg: Config, iter_out: int, seed: int = 0) -> tuple[TestProgram, int]:
