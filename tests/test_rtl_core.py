@@ -106,8 +106,9 @@ _NEEDED: set[str] | None = None  # items the selected tests of this module use (
 
 
 def shared(key: str) -> Any:
-    """The value of item ``key``; the first call in a worker also works through the other
-    items (starting at a worker-dependent one) so the workers split the builds and batches."""
+    """The value of item ``key``; the first call in a worker also computes the other items that
+    no other worker has claimed (starting at a worker-dependent one), so the workers split the
+    builds and batches; then it waits only for ``key``."""
     global _WARMED
     if not _WARMED:
         _WARMED = True
@@ -116,12 +117,9 @@ def shared(key: str) -> Any:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
         start = int(worker[2:]) if worker[2:].isdigit() else 0
         keys = keys[start % len(keys):] + keys[:start % len(keys)]
-        pending = keys
-        while pending:
-            pending = [k for k in pending if not _item_path(k).exists()
-                       and not _claim_and_run(k, _ITEMS[k], block=False)]
-            if pending:
-                time.sleep(0.5)
+        for k in keys:  # one pass: compute what nobody else is computing; never wait here
+            if not _item_path(k).exists():
+                _claim_and_run(k, _ITEMS[k], block=False)
     if key not in _CACHE:
         if not _item_path(key).exists():
             _claim_and_run(key, _ITEMS[key], block=True)
