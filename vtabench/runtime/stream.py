@@ -247,6 +247,8 @@ class Runtime:
         self._sram_hist: dict[str, list[tuple[int, int, Stage, int, bool]]] = {
             "inp": [], "wgt": [], "acc": []}
         self._dram_hist: list[tuple[int, int, Stage, int, bool]] = []
+        # Every device-memory range the queued work touches (host reads / writes sync first).
+        self._dram_pending: list[tuple[int, int]] = []
         # synced[(Y, X)]: the latest Y instruction that X has already waited for.
         self._synced: dict[tuple[Stage, Stage], int] = {}
         self._uop_sram: dict[Any, int] = {}
@@ -286,7 +288,7 @@ class Runtime:
         return self.dev.read(buf.addr, n)
 
     def _dram_touched(self, addr: int, n: int) -> bool:
-        return any(lo < addr + n and addr < hi for lo, hi, *_ in self._dram_hist)
+        return any(lo < addr + n and addr < hi for lo, hi in self._dram_pending)
 
     # -- dependency helpers ------------------------------------------------------------------
     def dep_push(self, src: Stage, dst: Stage, at: int | None = None) -> None:
@@ -365,9 +367,9 @@ class Runtime:
                 self._record(self._sram_hist[kind], (lo, hi, st, i, w), _SHARERS[kind])
             for lo, hi, w in dram:
                 self._record(self._dram_hist, (lo, hi, st, i, w), tuple(Stage))
-        else:
-            for lo, hi, w in dram:  # reads of host buffers still need to know what is pending
-                self._dram_hist.append((lo, hi, st, i, w))
+        for lo, hi, _w in dram:
+            if hi > lo:
+                self._dram_pending.append((lo, hi))
         return i
 
     def _record(self, hist: list, entry: tuple, sharers: tuple[Stage, ...]) -> None:
