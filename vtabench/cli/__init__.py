@@ -11,7 +11,7 @@ import importlib
 import sys
 
 #: Command modules, in the order `vtabench --help` lists them.
-COMMANDS = ("sim", "gen", "asm", "disasm", "exec", "smoke", "regress")
+COMMANDS = ("sim", "gen", "asm", "disasm", "exec", "smoke", "regress", "compile", "run")
 
 
 class CliError(Exception):

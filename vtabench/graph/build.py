@@ -255,10 +255,9 @@ def _origin(g: Graph, name: str) -> str:
 
 
 def _emit_cpu_node(bb: relax.BlockBuilder, g: Graph, n: Node, val: dict[str, Any]) -> Any:
-    if n.is_candidate:
-        out = _integer_op(bb, n, [val[i] for i in n.inputs])
-        return out
-    if n.op == "add":
+    if n.is_candidate and n.q.integer_exact:
+        return _integer_op(bb, n, [val[i] for i in n.inputs])
+    if n.relax_func is not None:
         func = n.relax_func
         vmap = {p: val[a] for p, a in zip(func.params, n.relax_args)}
         res = None
@@ -452,7 +451,7 @@ def _spec_str(s: Any) -> str:
 
 
 def _node_info(n: Node) -> dict[str, Any]:
-    d = {"name": n.name, "op": n.op, "device": n.device, "inputs": n.inputs,
+    d = {"name": n.name, "op": n.op if not (n.q and n.q.label) else f"{n.op} ({n.q.label})", "device": n.device, "inputs": n.inputs,
          "shape": list(n.shape), "dtype": n.dtype, "key": n.key}
     if n.reason:
         d["reason"] = n.reason

@@ -57,7 +57,12 @@ def _add_pattern(relu: bool) -> Any:
     return _q(y)
 
 
+def _avgpool_pattern() -> Any:
+    return _q(is_op("relax.mean")(_dq(wildcard())))
+
+
 PATTERNS = [
+    ("vta.avgpool", _avgpool_pattern()),
     ("vta.conv2d_relu", _conv_pattern(True)),
     ("vta.conv2d", _conv_pattern(False)),
     ("vta.dense_flatten", _dense_pattern(True)),
@@ -192,6 +197,31 @@ def _composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[in
                                   "no dilation, groups 1, NCHW/OIHW)")
         inputs = [params.index(xin)]
         return qp, inputs
+    if kind == "avgpool":
+        mean = _find(bs, "relax.mean")[0]
+        xin, in_log2, in_zp = _dq_info(producer(mean.args[0]))
+        axes = sorted(int(a) for a in mean.attrs.axis)
+        shape = _shape(xin)
+        if in_zp or out_zp:
+            raise ValueError("avgpool: nonzero zero points are not supported")
+        c, h, w = shape[1], shape[2], shape[3]
+        hw = h * w
+        # Global average pooling as a conv with an identity kernel over the whole map: the sum
+        # is exact in the accumulator; dividing by a power-of-two count is the rounding shift.
+        wgt = np.zeros((c, c, h, w), np.int8)
+        wgt[np.arange(c), np.arange(c)] = 1
+        qp = QParams(kind="conv2d", weight=wgt, bias=np.zeros(c, np.int32),
+                     shift=int(round(math.log2(hw))) + in_log2 - out_log2, relu=False,
+                     in_log2=in_log2, out_log2=out_log2, key=f"avgpool_{c}x{h}x{w}",
+                     label="global average pool")
+        if axes != [2, 3] or len(shape) != 4 or not bool(mean.attrs.keepdims):
+            qp.unsupported = "mean over axes other than (2, 3) with keepdims"
+            qp.integer_exact = False
+        elif hw & (hw - 1):
+            qp.unsupported = (f"average over {h}x{w} = {hw} elements is not a power-of-two "
+                              f"shift")
+            qp.integer_exact = False
+        return qp, [params.index(xin)]
     if kind == "add":
         add = _find(bs, "relax.add")[0]
         a, la, za = _dq_info(producer(add.args[0]))
@@ -228,7 +258,7 @@ def to_graph(mod: tvm.IRModule) -> Graph:
             kind = str(comp).split(".")[1].split("_")[0]
             qp, idx = _composite_params(kind, func)
             args = [names[e.args[i]] for i in idx]
-            node = Node(name=name, op=kind, inputs=args, shape=_shape(v), dtype=_dtype(v), q=qp,
+            node = Node(name=name, op=qp.kind, inputs=args, shape=_shape(v), dtype=_dtype(v), q=qp,
                         relax_func=func, relax_args=[names[a] for a in e.args])
             g.add(node)
         elif isinstance(e, relax.Call):

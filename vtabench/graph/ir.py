@@ -34,6 +34,8 @@ class QParams:
     res_relu: bool = False
     key: str = ""
     unsupported: str = ""
+    integer_exact: bool = True  # the integer form equals the QDQ chain (else CPU runs the chain)
+    label: str = ""
 
     def epilogue(self) -> tuple:
         """The operator compiler's epilogue (vtabench.compiler.ops) for these parameters."""

@@ -1,0 +1,63 @@
+"""`vtabench compile`: an int8 QDQ ONNX model -> a .vtapkg package for one configuration.
+
+The package (a zip) holds manifest.json (graph with each node's device and, for CPU fallbacks,
+the reason; execution units; memory plan; layers), image/*.bin (packed weights, biases and
+micro-op kernels at their device addresses), programs/*.bin (one instruction stream per sync),
+profile/*.bin (one per layer, for per-layer cycles) and cpu.json (the CPU parts: a Relax
+IRModule, built for llvm when the package is loaded). See docs/graph.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("compile", help="compile an int8 QDQ ONNX model into a .vtapkg package")
+    p.add_argument("model", type=Path, help="MODEL.onnx")
+    p.add_argument("--config", default="default", help="configuration name or JSON path")
+    p.add_argument("-o", "--output", type=Path, help="output package (default MODEL.vtapkg)")
+    p.add_argument("--cpu", action="append", default=[], metavar="NODE",
+                   help="force a node (name or key) onto the CPU (repeatable)")
+    p.add_argument("--no-profile", action="store_true",
+                   help="leave out the per-layer profiling programs")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every layer compiled")
+    p.set_defaults(func=run)
+
+
+def summarize(pkg) -> list[str]:  # noqa: ANN001
+    man = pkg.manifest
+    lines = []
+    nodes = man["nodes"]
+    vta = [n for n in nodes if n["device"] == "vta" and n["op"] != "copy"]
+    cpu = [n for n in nodes if n["device"] == "cpu" and n["op"] not in ("copy", "input")]
+    copies = [n for n in nodes if n["op"] == "copy"]
+    lines.append(f"  {len(vta)} nodes on VTA, {len(cpu)} on the CPU, {len(copies)} copies, "
+                 f"{len(pkg.programs)} device program(s) = syncs per inference, "
+                 f"{man['stats']['insns']} instructions")
+    for n in nodes:
+        if n.get("reason") and n["op"] in ("conv2d", "dense", "add"):
+            lines.append(f"  CPU fallback: {n['name']} ({n['op']}): {n['reason']}")
+    lines.append(f"  device memory plan {man['plan_bytes']} bytes, static image "
+                 f"{man['static_bytes']} bytes (uploaded once per model)")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    from vtabench.cli import CliError
+    from vtabench.config import load_config
+    from vtabench.graph import compile_model
+
+    if not args.model.exists():
+        raise CliError(f"{args.model}: no such file")
+    cfg = load_config(args.config)
+    out = args.output or args.model.with_suffix(".vtapkg")
+    pkg = compile_model(args.model, cfg, force_cpu=set(args.cpu), profile=not args.no_profile,
+                        log=print if args.verbose else None)
+    pkg.save(out)
+    print(f"compiled {args.model} for {cfg.name} in {pkg.compile_s:.1f} s")
+    for line in summarize(pkg):
+        print(line)
+    print(f"wrote {out}")
+    return 0

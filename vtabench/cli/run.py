@@ -1,0 +1,101 @@
+"""`vtabench run`: run MODEL.onnx (compiled on the fly) or MODEL.vtapkg on a target.
+
+X.npy is the model's float input, Y.npy receives its float output. Prints the placement summary,
+host-device syncs, copies and bytes moved per inference, the one-time upload, and per-layer
+cycles and MAC utilization on targets that count cycles (rtl; a profiling run with one sync per
+layer, after the timed batched inference).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run an ONNX model or .vtapkg package on a target")
+    p.add_argument("model", type=Path, help="MODEL.onnx or MODEL.vtapkg")
+    p.add_argument("--input", type=Path, required=True, help="X.npy (float input)")
+    p.add_argument("--output", type=Path, help="Y.npy (float output)")
+    p.add_argument("--target", choices=("fsim", "rtl", "opencl"), default="fsim")
+    p.add_argument("--config", default=None,
+                   help="configuration (ONNX input; default 'default'; must match a package's)")
+    p.add_argument("--runs", type=int, default=1, help="inferences to run (default 1)")
+    p.add_argument("--profile", action=argparse.BooleanOptionalAction, default=None,
+                   help="per-layer run (one sync per layer) for cycles; default on for rtl")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def format_layers(rows: list[dict], macs_per_cycle: int) -> list[str]:
+    out = [f"  {'layer':<12} {'shape':<26} {'MACs':>11} {'insns':>6} {'cycles':>10} "
+           f"{'util':>6}"]
+    tc = tm = 0
+    for r in rows:
+        cyc = r.get("cycles")
+        tm += r["macs"]
+        cs, us = "-", "-"
+        if cyc is not None:
+            tc += cyc
+            cs, us = str(cyc), f"{100 * r['util']:.1f}%"
+        out.append(f"  {r['layer']:<12} {r['shape']:<26} {r['macs']:>11} {r['insns']:>6} "
+                   f"{cs:>10} {us:>6}")
+    if tc:
+        out.append(f"  {'total':<12} {'':<26} {tm:>11} {'':>6} {tc:>10} "
+                   f"{100 * tm / macs_per_cycle / tc:>5.1f}%")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from vtabench.cli import CliError
+    from vtabench.cli.compile import summarize
+    from vtabench.config import load_config
+    from vtabench.graph import Package, compile_model, run_package
+
+    if not args.model.exists():
+        raise CliError(f"{args.model}: no such file")
+    if args.model.suffix == ".vtapkg":
+        pkg = Package.load(args.model)
+        if args.config and load_config(args.config).name != pkg.cfg_name:
+            raise CliError(f"{args.model} was compiled for {pkg.cfg_name}, not {args.config}")
+    else:
+        cfg = load_config(args.config or "default")
+        pkg = compile_model(args.model, cfg)
+        print(f"compiled {args.model} for {cfg.name} in {pkg.compile_s:.1f} s")
+    cfg = load_config(pkg.cfg_name)
+    for line in summarize(pkg):
+        print(line)
+    x = np.load(args.input)
+    spec = pkg.manifest["inputs"][0]
+    if tuple(x.shape) != tuple(spec["shape"]):
+        raise CliError(f"input {args.input} has shape {x.shape}, the model takes "
+                       f"{tuple(spec['shape'])}")
+    profile = args.profile if args.profile is not None else args.target == "rtl"
+    if args.target == "rtl":
+        print("starting the platform simulation (RTL behind the PCIe model)...", flush=True)
+    results = run_package(pkg, args.target, [x.astype(np.float32)], runs=args.runs,
+                          profile=profile, progress=not args.no_progress)
+    timed = results[:args.runs]
+    r = timed[-1]
+    print(f"target {args.target}: load (once per model): {r.load['bytes_written']} bytes "
+          f"written in {r.load['writes']} writes")
+    for i, t in enumerate(timed):
+        p = t.per_inference
+        cyc = f", {p['cycles']} cycles" if "cycles" in p else ""
+        print(f"inference {i + 1}: {t.wall_s:.3f} s wall, {p['syncs']} host-device sync(s), "
+              f"{p['copies']} copies, {p['bytes_written']} bytes written / {p['bytes_read']} "
+              f"read{cyc}")
+    if profile and len(results) > args.runs:
+        prof = results[-1]
+        print(f"per layer (profiling run, one sync per layer, {prof.wall_s:.2f} s):")
+        for line in format_layers(prof.layers, cfg.macs_per_cycle):
+            print(line)
+        if not any("cycles" in row for row in prof.layers):
+            print(f"  ({args.target} counts no cycles)")
+    y = timed[-1].outputs[0]
+    if args.output:
+        np.save(args.output, y.astype(np.float32))
+        print(f"wrote {args.output} {y.shape}")
+    return 0
