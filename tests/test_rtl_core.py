@@ -46,8 +46,18 @@ SEED = int(os.environ.get("VTABENCH_SEED") or
            int(hashlib.sha256(RUN_ID.encode()).hexdigest()[:7], 16))
 RUN_DIR = BUILD_ROOT / "pytest" / RUN_ID
 STRESS = {"stall": 80, "rd_latency": 60, "wr_latency": 30, "rd_gap": 1}
-ERR_OPCODE = 0x01
-ERR_AXI_RD = 0x30
+
+def _error_codes() -> dict[str, int]:
+    """ERR_* codes of the core (hdl/vta_err_pkg.sv, the RTL's single definition)."""
+    import re
+
+    text = (Path(__file__).resolve().parent.parent / "hdl" / "vta_err_pkg.sv").read_text()
+    return {m[1]: int(m[2], 16) for m in re.finditer(r"(ERR_\w+)\s*=\s*8'h([0-9a-fA-F]+)", text)}
+
+
+ERR = _error_codes() if core_present() else {}
+ERR_OPCODE = ERR.get("ERR_OPCODE", 0x01)
+ERR_AXI_RD = ERR.get("ERR_AXI_RD", 0x30)
 ILLEGAL_MAX_CYCLES = 2000
 DEADLOCK_MAX_CYCLES = 20000
 GEMM_SIZES = (8, 24)
@@ -143,6 +153,48 @@ def illegal_opcode_program(cfg: Any) -> bytes:
     return bytes(code)
 
 
+def _patch(code: bytes, index: int, lsb: int, width: int, value: int) -> bytes:
+    """Overwrite bits [lsb, lsb+width) of instruction ``index`` (what an encoder refuses)."""
+    word = int.from_bytes(code[16 * index:16 * index + 16], "little")
+    word = (word & ~(((1 << width) - 1) << lsb)) | (value << lsb)
+    return code[:16 * index] + word.to_bytes(16, "little") + code[16 * index + 16:]
+
+
+def bad_programs(cfg: Any) -> dict[str, tuple[bytes, str, Any, int]]:
+    """Programs the validator rejects, fed straight to the core: name -> (code, expected ERR_*
+    name, index of the offending instruction, DRAM image bytes)."""
+    from vtabench.isa.layout import AluOp
+
+    fin = Insn(Opcode.FINISH)
+    n = 4096
+    inp_elems = n // cfg.inp_elem_bytes
+    out_elems = n // cfg.out_elem_bytes
+
+    def enc(*insns: Insn) -> bytes:
+        return encode_program(cfg, list(insns) + [fin])
+
+    load1 = Insn(Opcode.LOAD, memory_type=MemType.INP, y_size=1, x_size=1, x_stride=1)
+    alu = Insn(Opcode.ALU, alu_opcode=AluOp.ADD, uop_bgn=0, uop_end=1, iter_out=1, iter_in=1,
+               use_imm=1, imm=1)
+    return {
+        "bad_opcode_7": (_patch(enc(load1), 0, 0, 3, 7), "ERR_OPCODE", 0, n),
+        "bad_memory_type": (_patch(enc(load1), 0, 7, 3, 6), "ERR_MEM_TYPE", 0, n),
+        "bad_alu_opcode": (_patch(enc(Insn(Opcode.LOAD, memory_type=MemType.UOP, y_size=1,
+                                               x_size=1, x_stride=1), alu), 1, 108, 3, 6),
+                           "ERR_ALU_OP", 1, n),
+        "load_past_dram": (enc(Insn(Opcode.LOAD, memory_type=MemType.INP, dram_base=inp_elems - 1,
+                                    y_size=1, x_size=2, x_stride=2)), "ERR_DRAM_RANGE", 0, n),
+        "store_past_dram": (enc(Insn(Opcode.STORE, memory_type=MemType.OUT,
+                                     dram_base=out_elems - 1, y_size=2, x_size=1, x_stride=1)),
+                            "ERR_DRAM_RANGE", 0, n),
+        "load_past_inp_buffer": (enc(Insn(Opcode.LOAD, memory_type=MemType.INP,
+                                          sram_base=cfg.inp_depth - 1, y_size=1, x_size=2,
+                                          x_stride=2)), "ERR_SRAM_LOAD", 0, n),
+        # FINISH not last: reported at the first FINISH (not last) or the second (twice)
+        "finish_not_last": (encode_program(cfg, [fin, load1, fin]), "ERR_FINISH", (0, 2), n),
+    }
+
+
 def deadlock_program(cfg: Any) -> bytes:
     """[GEMM popping an l2g token that nothing pushes, FINISH]: waits forever (validation
     bypassed); the bench must report a timeout with the status and go on with the next program."""
@@ -198,6 +250,9 @@ def run_config_batch(cfg_name: str) -> dict[str, dict[str, Any]]:
     # Errors: an illegal opcode straight to the core, and SLVERR on the first read of data.
     entries.append((RawProgram("illegal_opcode", illegal_opcode_program(cfg),
                                np.zeros(4096, np.uint8), max_cycles=ILLEGAL_MAX_CYCLES), None, {}))
+    for name, (code, _, _, nbytes) in bad_programs(cfg).items():
+        entries.append((RawProgram(name, code, np.zeros(nbytes, np.uint8),
+                                   max_cycles=ILLEGAL_MAX_CYCLES), None, {}))
     entries.append((RawProgram("deadlock", deadlock_program(cfg), np.zeros(4096, np.uint8),
                                max_cycles=DEADLOCK_MAX_CYCLES), None, {}))
     first = P.directed_programs(cfg)[0]
@@ -320,6 +375,23 @@ def test_illegal_opcode_stops_core(cfg_name: str) -> None:
     assert st["state"] != "timeout", f"no done_o within {ILLEGAL_MAX_CYCLES} cycles: {st}"
     assert st["error"] == ERR_OPCODE, f"error_o {st['error']:#x}, want {ERR_OPCODE:#x}"
     assert st["error_insn"] == 0
+    assert st["stray_writes"] == 0
+
+
+BAD_NAMES = list(bad_programs(load_config("default"))) if core_present() else []
+
+
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+@pytest.mark.parametrize("name", BAD_NAMES)
+def test_bad_program_stops_core_with_error(cfg_name: str, name: str) -> None:
+    """Validation bypassed: the core stops with the error code (hdl/vta_err_pkg.sv) within a
+    bounded number of cycles, names the instruction, and writes nothing outside the image."""
+    _, err_name, index, _ = bad_programs(load_config(cfg_name))[name]
+    st = batch(cfg_name)[name]["stats"]
+    assert st["state"] != "timeout", f"no done_o within {ILLEGAL_MAX_CYCLES} cycles: {st}"
+    assert st["error"] == ERR[err_name], \
+        f"error_o {st['error']:#x}, want {err_name} = {ERR[err_name]:#x}"
+    assert st["error_insn"] in (index if isinstance(index, tuple) else (index,)), st
     assert st["stray_writes"] == 0
 
 
