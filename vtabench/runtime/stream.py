@@ -30,11 +30,8 @@ A :class:`Runtime` builds one instruction stream incrementally and runs it throu
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,37 +44,19 @@ if TYPE_CHECKING:
     from vtabench.config import Config
 
 
-def _drivers():
-    """``vtabench.drivers`` (the package lives in drivers/ and is mapped by pyproject's
-    package-dir; an editable install of an older setuptools may not map it, so fall back to
-    loading it from the source tree)."""
-    try:
-        return importlib.import_module("vtabench.drivers")
-    except ModuleNotFoundError:
-        root = Path(__file__).resolve().parents[2] / "drivers"
-        spec = importlib.util.spec_from_file_location(
-            "vtabench.drivers", root / "__init__.py", submodule_search_locations=[str(root)])
-        assert spec and spec.loader
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["vtabench.drivers"] = mod
-        spec.loader.exec_module(mod)
-        return mod
-
-
 def open_device(target: str, cfg: Config | str, mem_bytes: int = 64 << 20, **opts: Any):
-    return _drivers().open_device(target, cfg, mem_bytes=mem_bytes, **opts)
+    """The driver API's open_device with the runtime's default device memory size."""
+    from vtabench.drivers import open_device as _open
+
+    return _open(target, cfg, mem_bytes=mem_bytes, **opts)
 
 
 def available_targets() -> list[str]:
     """Targets whose backend module exists in this checkout (importable by name)."""
-    drivers = _drivers()
-    out = []
-    for target, spec in drivers.BACKENDS.items():
-        module = spec.split(":")[0]
-        rel = module.split(".")[-1] + ".py"
-        if (Path(drivers.__file__).parent / rel).exists():
-            out.append(target)
-    return out
+    from vtabench.drivers.api import BACKENDS
+
+    return [target for target, spec in BACKENDS.items()
+            if importlib.util.find_spec(spec.split(":")[0]) is not None]
 
 
 class RuntimeError_(RuntimeError):
