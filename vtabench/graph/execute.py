@@ -37,7 +37,8 @@ class DriverCounts:
 
     def minus(self, o: DriverCounts) -> dict[str, Any]:
         return {k: getattr(self, k) - getattr(o, k) for k in
-                ("writes", "bytes_written", "reads", "bytes_read", "syncs", "cycles")}
+                ("writes", "bytes_written", "reads", "bytes_read", "syncs", "cycles",
+                 "run_wall_s")}
 
 
 class CountingDevice:

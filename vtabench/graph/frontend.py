@@ -273,6 +273,10 @@ def to_graph(mod: tvm.IRModule) -> Graph:
                        dtype=_dtype(v) if _is_tensor(v) else "", expr=e, arg_vars=fv))
     out = main.body.body
     g.outputs = [names[out]] if isinstance(out, relax.Var) else [names[f] for f in out.fields]
+    if len(g.outputs) == 1 and isinstance(g.nodes[g.outputs[0]].expr, relax.Tuple):
+        tup = g.nodes[g.outputs[0]]
+        g.outputs = [names[f] for f in tup.expr.fields]
+        g.remove(tup.name)
     g.var_names = {names[k]: k for k in names}
     return g
 

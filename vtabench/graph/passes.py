@@ -146,7 +146,11 @@ def place(g: Graph) -> None:
                 dev[name] = new
                 changed = True
     for name in g.order:
-        g.nodes[name].device = dev.get(name, CPU)
+        n = g.nodes[name]
+        n.device = dev.get(name, CPU)
+        if n.device == CPU and not n.reason and n.op not in ("input", "copy"):
+            n.reason = ("no VTA pattern: CPU (llvm)" if not n.is_candidate
+                        else "placed with its neighbours")
 
 
 def insert_copies(g: Graph) -> list[str]:

@@ -32,6 +32,7 @@ class QDQBuilder:
 
     def __init__(self, name: str, seed: int = 0):
         self.name = name
+        self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.nodes: list[onnx.NodeProto] = []
         self.inits: list[onnx.TensorProto] = []
@@ -93,9 +94,11 @@ class QDQBuilder:
                                               self.zero(np.int32)], "dqb")
 
     def conv(self, x: str, cout: int, k: int, stride: int = 1, relu: bool = True,
-             out_log2: int = ACT_LOG2, quantize: bool = True) -> str:
-        """dq -> Conv(+bias) -> [Relu] -> q; returns the int8 output (or the float sum when
-        ``quantize`` is False, for a residual Add)."""
+             out_log2: int = ACT_LOG2, tag: int | None = None) -> str:
+        """dq -> Conv(+bias) -> [Relu] -> q; returns the int8 output. ``tag``: draw this layer's
+        weights from its own stream (the same tensors whatever the order layers are added)."""
+        if tag is not None:
+            self.rng = np.random.default_rng([self.seed, tag])
         cin = self.channels[x]
         in_log2 = self.scale_log2[x]
         wd, _, w_log2 = self._weights((cout, cin, k, k), cin * k * k, in_log2, out_log2)
@@ -144,6 +147,12 @@ class QDQBuilder:
         sc = self.conv(x, cout, 1, stride, relu=False) if (stride != 1 or cin != cout) else x
         return self.add(sc, y) if residual_first else self.add(y, sc)
 
+    def unary(self, x: str, op: str, out_log2: int = ACT_LOG2) -> str:
+        """dq -> op -> q (an elementwise float operator, e.g. Sigmoid)."""
+        q = self.quantize(self.node(op, [self.dequantize(x)], op.lower()), out_log2)
+        self.channels[q] = self.channels[x]
+        return q
+
     def head(self, x: str, classes: int, out_log2: int = 3) -> str:
         """GlobalAveragePool -> q -> Flatten -> Gemm(+bias) -> q -> dq -> Softmax."""
         c = self.channels[x]
@@ -154,20 +163,29 @@ class QDQBuilder:
         bd = self._bias(classes, ACT_LOG2, w_log2, 1 << (ACT_LOG2 + w_log2 - out_log2 + 3))
         y = self.node("Gemm", [f, wd, bd], "fc", transB=1)
         yq = self.quantize(y, out_log2)
-        return self.node("Softmax", [self.dequantize(yq)], "softmax", axis=1)
+        self.logits = self.dequantize(yq)
+        return self.node("Softmax", [self.logits], "softmax", axis=1)
 
 
-def small_resnet(seed: int = 0, size: int = 16, channels: int = 16, classes: int = 16
-                 ) -> onnx.ModelProto:
+def small_resnet(seed: int = 0, size: int = 16, channels: int = 16, classes: int = 16,
+                 logits: bool = False, unsupported: str | None = None) -> onnx.ModelProto:
     """CI network: stem conv3x3 3->C (CPU fallback: 3 input channels), a residual block C->C,
-    a stride-2 block C->2C with a 1x1 projection, GAP, dense 2C->classes, softmax."""
+    a stride-2 block C->2C with a 1x1 projection, GAP (a power-of-two average: VTA), dense
+    2C->classes, softmax. ``logits``: also output the dequantized logits (second output).
+    ``unsupported``: insert that elementwise ONNX operator (e.g. "Sigmoid") between the two
+    blocks (a CPU fallback in the middle of the network)."""
     b = QDQBuilder("small_resnet", seed)
     x = b.input("input", 3)
     x = b.conv(x, channels, 3, 1)
     x = b.basic_block(x, channels, 1)
+    if unsupported:
+        x = b.unary(x, unsupported, out_log2=7)
     x = b.basic_block(x, 2 * channels, 2)
     out = b.head(x, classes)
-    return b.build([("input", [1, 3, size, size])], [(out, [1, classes])])
+    outs = [(out, [1, classes])]
+    if logits:
+        outs.append((b.logits, [1, classes]))
+    return b.build([("input", [1, 3, size, size])], outs)
 
 
 def resnet18(seed: int = 0, classes: int = 1000, size: int = 224) -> onnx.ModelProto:
@@ -198,15 +216,15 @@ def resnet50_block(seed: int = 0, residual_first: bool = False, size: int = 56,
     x = b.input("input", 64)
     # Weights are drawn in a fixed order so that both variants have the same tensors.
     if reverse_nodes:
-        sc = b.conv(x, 256, 1, 1, relu=False)
-        y = b.conv(x, 64, 1)
-        y = b.conv(y, 64, 3)
-        y = b.conv(y, 256, 1, relu=False)
+        sc = b.conv(x, 256, 1, 1, relu=False, tag=4)
+        y = b.conv(x, 64, 1, tag=1)
+        y = b.conv(y, 64, 3, tag=2)
+        y = b.conv(y, 256, 1, relu=False, tag=3)
     else:
-        y = b.conv(x, 64, 1)
-        y = b.conv(y, 64, 3)
-        y = b.conv(y, 256, 1, relu=False)
-        sc = b.conv(x, 256, 1, 1, relu=False)
+        y = b.conv(x, 64, 1, tag=1)
+        y = b.conv(y, 64, 3, tag=2)
+        y = b.conv(y, 256, 1, relu=False, tag=3)
+        sc = b.conv(x, 256, 1, 1, relu=False, tag=4)
     out = b.add(sc, y) if residual_first else b.add(y, sc)
     o = b.dequantize(out)
     return b.build([("input", [1, 64, size, size])], [(o, [1, 256, size, size])])

@@ -1,0 +1,283 @@
+"""Graph compiler (vtabench.graph): int8 QDQ ONNX networks split between the CPU and VTA.
+
+* The small residual network (vtabench.workloads.small_resnet) gives bit-identical outputs on
+  fsim, opencl (PoCL) and rtl (one platform simulation, module-scoped), equal to the TVM-on-CPU
+  reference of the same int8 graph (every operator on llvm).
+* Against onnxruntime on the same QDQ model: within one quantization step. VTA requantizes with
+  round-half-up ((x + 2^(s-1)) >> s) while ONNX QuantizeLinear rounds half to even, so the two
+  differ by one step exactly where a value lies on a tie; everywhere else they are equal.
+* Placement: ResNet-50's first residual block with the Add's arguments and the branches' order
+  permuted gives the same devices, the same fusion and the same copies; a copy sits at every
+  CPU/VTA boundary; the propagation rule is order independent on a hand-made graph.
+* One sync per inference and weights uploaded once, counted through the driver.
+* An operator VTA cannot run (Sigmoid) falls back to the CPU, with copies around it.
+
+Targets are the driver backends present (vtabench.runtime.available_targets);
+``VTABENCH_GRAPH_TARGETS=fsim,opencl`` narrows the list.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+import numpy as np
+import pytest
+
+from vtabench.config import load_config
+from vtabench.graph import compile_model, prepare_graph, reference_package, run_package
+from vtabench.graph import passes
+from vtabench.graph.ir import CPU, VTA, Graph, Node
+from vtabench.runtime import available_targets
+from vtabench.workloads import resnet50_block, small_resnet
+
+
+def _targets() -> list[str]:
+    found = available_targets()
+    want = os.environ.get("VTABENCH_GRAPH_TARGETS")
+    return [t for t in want.split(",") if t in found] if want else found
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    return load_config("default")
+
+
+@pytest.fixture(scope="module")
+def small(cfg):
+    model = small_resnet(logits=True)
+    x = np.random.default_rng(1).normal(0, 1, (1, 3, 16, 16)).astype(np.float32)
+    pkg = compile_model(model, cfg)
+    ref = run_package(reference_package(model, cfg), "fsim", [x])[0].outputs
+    return model, x, pkg, ref
+
+
+@pytest.fixture(scope="module")
+def small_runs(small):
+    """Per target: 2 inferences + the per-layer profiling run (rtl: one simulation)."""
+    _, x, pkg, _ = small
+    cache: dict[str, list] = {}
+
+    def get(target: str) -> list:
+        if target not in cache:
+            cache[target] = run_package(pkg, target, [x], runs=2, profile=True)
+        return cache[target]
+    return get
+
+
+def test_small_partition(small):
+    _, _, pkg, _ = small
+    nodes = {n["name"]: n for n in pkg.manifest["nodes"]}
+    vta = [n for n in nodes.values() if n["device"] == VTA and n["op"] != "copy"]
+    # 2 convs of block 1 (one with the residual), 3 of block 2, GAP, dense
+    assert len(vta) == 7
+    stem = [n for n in nodes.values() if n["op"] == "conv2d" and n["device"] == CPU]
+    assert len(stem) == 1 and "input channels 3" in stem[0]["reason"]
+    assert sum(1 for n in vta if n.get("epilogue") and ["residual"] in n["epilogue"]) == 2
+    assert len(pkg.programs) == 1
+
+
+@pytest.mark.parametrize("target", _targets())
+def test_small_bit_identical(small, small_runs, target):
+    _, _, pkg, ref = small
+    res = small_runs(target)
+    for r in res:
+        for a, b in zip(r.outputs, ref):
+            assert np.array_equal(a, b), target
+    prof = [r for r in res if r.layers]
+    assert len(prof) == 1 and len(prof[0].layers) == 7
+    if target == "rtl":
+        assert all(row["cycles"] > 0 for row in prof[0].layers)
+        assert res[0].per_inference["cycles"] > 0
+
+
+@pytest.mark.parametrize("target", _targets())
+def test_one_sync_weights_once(small, small_runs, target):
+    _, _, pkg, _ = small
+    res = small_runs(target)
+    static = sum(d.size for _, d in pkg.image)
+    programs = sum(len(p.insns) for p in pkg.programs + pkg.profile)
+    load = res[0].load
+    assert load["syncs"] == 0
+    assert load["bytes_written"] == static + programs  # weights, biases, uops, programs: once
+    assert static >= sum(1 for _ in range(1))  # non-empty
+    for r in res[:2]:
+        p = r.per_inference
+        assert p["syncs"] == 1
+        assert p["copies"] == 2
+        # only the packed input activation crosses per inference (16 ch x 16 x 16 int8)
+        assert p["bytes_written"] == 16 * 16 * 16 and p["writes"] == 1
+        assert p["bytes_read"] == 16 and p["reads"] == 1  # the 16 int8 logits
+
+
+def test_vs_onnxruntime(small):
+    ort = pytest.importorskip("onnxruntime")
+    model, x, _, ref = small
+    o = ort.InferenceSession(model.SerializeToString()).run(None, {"input": x})
+    step = 2.0 ** -3  # the logits' scale
+    diff = np.abs(ref[1] - o[1]) / step
+    assert diff.max() <= 1.0 + 1e-6
+    assert np.allclose(ref[0], o[0], atol=0.05)
+    # several random inputs: never more than one step apart
+    for seed in range(3):
+        xi = np.random.default_rng(100 + seed).normal(0, 1, x.shape).astype(np.float32)
+        ours = run_package(reference_package(model, "default"), "fsim", [xi])[0].outputs[1]
+        theirs = ort.InferenceSession(model.SerializeToString()).run(None, {"input": xi})[1]
+        assert (np.abs(ours - theirs) / step).max() <= 1.0 + 1e-6
+
+
+def _placement(g: Graph) -> tuple[dict[str, str], set[tuple[str, str]], int]:
+    def origin(name: str) -> str:
+        while g.nodes[name].op == "copy":
+            name = g.nodes[name].inputs[0]
+        return g.nodes[name].key
+
+    dev = {n.key: n.device for n in g.nodes.values() if n.q is not None}
+    fused = {(n.key, origin(n.inputs[1])) for n in g.nodes.values()
+             if n.q is not None and n.q.residual}
+    copies = sum(1 for n in g.nodes.values() if n.op == "copy")
+    return dev, fused, copies
+
+
+def _copy_at_every_boundary(g: Graph) -> None:
+    for n in g.nodes.values():
+        for i in n.inputs:
+            p = g.nodes[i]
+            if n.op == "copy":
+                assert p.device != n.device
+            else:
+                assert p.device == n.device, (i, n.name)
+
+
+@pytest.mark.parametrize("force_proj_cpu", [False, True])
+def test_placement_resnet50_block_permuted(cfg, force_proj_cpu):
+    results = []
+    proj_key = None
+    for residual_first, reverse in itertools.product([False, True], [False, True]):
+        model = resnet50_block(residual_first=residual_first, reverse_nodes=reverse, size=56)
+        g0 = prepare_graph(model, cfg)
+        if proj_key is None:  # the 1x1 64->256 conv reading the block input
+            proj_key = next(n.q.key for n in g0.nodes.values()
+                            if n.op == "conv2d" and n.q.weight.shape == (256, 64, 1, 1)
+                            and not n.q.residual)
+        g = prepare_graph(model, cfg, force_cpu={proj_key} if force_proj_cpu else None)
+        _copy_at_every_boundary(g)
+        results.append(_placement(g))
+    assert all(r == results[0] for r in results), results
+    dev, fused, copies = results[0]
+    assert len(fused) == 1  # the Add went into one conv, the same one in every variant
+    if not force_proj_cpu:
+        assert all(d == VTA for d in dev.values())
+        assert copies == 2  # input in, output out
+    else:
+        assert dev[proj_key] == CPU
+        assert sum(d == VTA for d in dev.values()) == 3
+        assert copies == 3  # input in, projection result in, output out
+
+
+def test_resnet50_block_permuted_outputs(cfg):
+    x = np.random.default_rng(3).normal(0, 1, (1, 64, 16, 16)).astype(np.float32)
+    outs = []
+    for residual_first in (False, True):
+        model = resnet50_block(residual_first=residual_first, size=16)
+        pkg = compile_model(model, cfg, profile=False)
+        assert len(pkg.programs) == 1
+        r = run_package(pkg, "fsim", [x])[0]
+        ref = run_package(reference_package(model, cfg), "fsim", [x])[0]
+        assert np.array_equal(r.outputs[0], ref.outputs[0])
+        outs.append(r.outputs[0])
+    assert np.array_equal(outs[0], outs[1])
+
+
+def test_propagation_order_independent():
+    """A layout-neutral node between devices follows all of its neighbours, for every
+    permutation of its producers' order (not the first argument's device)."""
+    def graph(order: list[str], consumer_dev: str) -> Graph:
+        g = Graph()
+        g.add(Node("x", "input", [], (1, 16, 4, 4), "int8"))
+        g.inputs.append("x")
+        for name, dev in (("a", VTA), ("b", CPU)):
+            n = g.add(Node(name, "relax.nn.relu", ["x"], (1, 16, 4, 4), "int8"))
+            n.device = dev
+        g.add(Node("r", "relax.reshape", list(order), (1, 256), "int8"))
+        g.add(Node("c", "relax.nn.relu", ["r"], (1, 256), "int8"))
+        g.outputs = ["c"]
+        return g
+
+    for consumer in (VTA, CPU):
+        seen = set()
+        for order in itertools.permutations(["a", "b"]):
+            g = graph(list(order), consumer)
+            passes.place(g)
+            seen.add(g.nodes["r"].device)
+        assert seen == {CPU}  # a CPU neighbour on any side keeps it on the CPU
+    # all neighbours on VTA -> VTA, whichever order
+    g = Graph()
+    g.add(Node("x", "input", [], (1, 16, 4, 4), "int8"))
+    cv = Node("cv", "conv2d", ["x"], (1, 16, 4, 4), "int8")
+    g.add(cv)
+    g.add(Node("r", "relax.reshape", ["cv"], (1, 256), "int8"))
+    dn = Node("dn", "dense", ["r"], (1, 16), "int8")
+    g.add(dn)
+    g.outputs = ["dn"]
+
+    class _Spec:  # stands for a legal operator
+        pass
+    cv.spec = dn.spec = _Spec()
+    passes.place(g)
+    assert g.nodes["r"].device == VTA
+    passes.insert_copies(g)
+    _copy_at_every_boundary(g)
+    assert sum(1 for n in g.nodes.values() if n.op == "copy") == 2
+
+
+def test_fallback_unsupported_operator(cfg):
+    model = small_resnet(unsupported="Sigmoid", logits=True)
+    pkg = compile_model(model, cfg, profile=False)
+    nodes = pkg.manifest["nodes"]
+    sig = [n for n in nodes if n["op"] == "relax.sigmoid"]
+    assert len(sig) == 1 and sig[0]["device"] == CPU and "no VTA pattern" in sig[0]["reason"]
+    copies = [n for n in nodes if n["op"] == "copy"]
+    assert len(copies) == 4  # in, around the Sigmoid (out and back), out
+    assert len(pkg.programs) == 2  # the Sigmoid splits the device work in two syncs
+    x = np.random.default_rng(5).normal(0, 1, (1, 3, 16, 16)).astype(np.float32)
+    r = run_package(pkg, "fsim", [x])[0]
+    ref = run_package(reference_package(model, cfg), "fsim", [x])[0]
+    for a, b in zip(r.outputs, ref.outputs):
+        assert np.array_equal(a, b)
+    assert r.per_inference["syncs"] == 2
+
+
+def test_package_roundtrip_and_relocation(small, cfg):
+    from vtabench.graph import Package
+    from vtabench.graph.execute import Executor
+    from vtabench.runtime import open_device
+
+    _, x, pkg, ref = small
+    pkg2 = Package.from_bytes(pkg.to_bytes())
+    with open_device("fsim", cfg, pkg.mem_bytes * 2) as dev:
+        dev.alloc(1 << 20)  # the plan lands at a nonzero base: programs are relocated
+        ex = Executor(pkg2, dev)
+        assert ex.base >= 1 << 20
+        out = ex.run([x]).outputs
+    for a, b in zip(out, ref):
+        assert np.array_equal(a, b)
+
+
+def test_cli_compile_run(tmp_path, small):
+    import onnx
+
+    from vtabench.cli import main
+
+    model, x, _, ref = small
+    onnx.save(model, tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", x)
+    assert main(["compile", str(tmp_path / "m.onnx"), "--config", "default", "-o",
+                 str(tmp_path / "m.vtapkg")]) == 0
+    assert main(["run", str(tmp_path / "m.vtapkg"), "--input", str(tmp_path / "x.npy"),
+                 "--output", str(tmp_path / "y.npy"), "--target", "fsim", "--no-progress"]) == 0
+    assert np.array_equal(np.load(tmp_path / "y.npy"), ref[0])
+    assert main(["run", str(tmp_path / "m.onnx"), "--input", str(tmp_path / "x.npy"),
+                 "--output", str(tmp_path / "y2.npy"), "--target", "fsim",
+                 "--no-progress"]) == 0
+    assert np.array_equal(np.load(tmp_path / "y2.npy"), ref[0])
