@@ -19,7 +19,7 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; #(
   input  logic [31:0]       insn_count_i,
   input  logic [Aw-1:0]     insn_base_i,
   output logic              done_o,       // every instruction routed
-  output logic [7:0]        err_o,        // pulse-free: held until start_i
+  output logic [7:0]        err_o,        // first error, held until start_i
   output logic [31:0]       err_idx_o,
   // memory engine read client
   output logic              req_valid_o,
