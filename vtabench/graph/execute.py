@@ -95,6 +95,19 @@ def relocate(cfg: Any, insns: bytes, base: int) -> bytes:
     return encode_program(cfg, prog)
 
 
+def draw_bar(i: int, n: int, what: str, t0: float) -> None:
+    """A one-line progress bar on stderr (only when stderr is a terminal)."""
+    if not sys.stderr.isatty():
+        return
+    w = 30
+    k = int(w * i / max(n, 1))
+    sys.stderr.write(f"\r[{'#' * k}{'.' * (w - k)}] {i}/{n} {time.perf_counter() - t0:6.1f} s "
+                     f"{what[:44]:<44}")
+    if i == n:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
 @dataclass
 class Result:
     outputs: list[np.ndarray]
@@ -144,12 +157,10 @@ class Executor:
     def _bar(self, i: int, n: int, what: str) -> None:
         if not self.progress:
             return
-        w = 30
-        k = int(w * i / max(n, 1))
-        sys.stderr.write(f"\r[{'#' * k}{'.' * (w - k)}] {i}/{n} {what[:40]:<40}")
-        if i == n:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+        if callable(self.progress):
+            self.progress(i, n, what)
+            return
+        draw_bar(i, n, what, self._t0)
 
     def run(self, inputs: list[np.ndarray], profile: bool = False) -> Result:
         import tvm
@@ -161,7 +172,7 @@ class Executor:
         for spec, x in zip(man["inputs"], inputs):
             env[spec["name"]] = np.ascontiguousarray(x, dtype=spec["dtype"])
         c0 = self.dev.counts.snapshot()
-        t0 = time.perf_counter()
+        t0 = self._t0 = time.perf_counter()
         layer_rows: list[dict[str, Any]] = []
         done_cpu: set[int] = set()
         done_vta: set[int] = set()
@@ -198,6 +209,7 @@ class Executor:
                     for (a, cnt), p in zip(self.prof, self.pkg.profile):
                         if p.wave != w:
                             continue
+                        self._bar(k, len(units), f"{u}: layer {p.layers[0]}")
                         cb = self.dev.counts.snapshot()
                         tb = time.perf_counter()
                         self.dev.run(a, cnt, timeout_s=3600)
@@ -213,6 +225,7 @@ class Executor:
                 else:
                     for (a, cnt), p in zip(self.progs, self.pkg.programs):
                         if p.wave == w:
+                            self._bar(k, len(units), f"device program wave {w} ({cnt} insns)")
                             self.dev.run(a, cnt, timeout_s=3600)
         self._bar(len(units), len(units), "done")
         wall = time.perf_counter() - t0
@@ -243,8 +256,11 @@ def run_package(pkg: Package, target: str, inputs: list[np.ndarray], *, runs: in
     if target == "rtl":
         from vtabench.drivers.rtl_backend import run_in_simulator
 
-        return run_in_simulator(pkg.cfg_name, _rtl_entry,
-                                (pkg.to_bytes(), inputs, runs, profile), **dev_opts)
+        if not (progress and sys.stderr.isatty()):
+            return run_in_simulator(pkg.cfg_name, _rtl_entry,
+                                    (pkg.to_bytes(), inputs, runs, profile, None), **dev_opts)
+        return _with_progress_file(lambda f: run_in_simulator(
+            pkg.cfg_name, _rtl_entry, (pkg.to_bytes(), inputs, runs, profile, f), **dev_opts))
     from vtabench.runtime import open_device
 
     with open_device(target, pkg.cfg_name, pkg.mem_bytes, **dev_opts) as dev:
@@ -266,13 +282,53 @@ def _run_on(pkg: Package, dev: Any, inputs: list[np.ndarray], runs: int, profile
     return out
 
 
-def _rtl_entry(pkg_bytes: bytes, inputs: list[np.ndarray], runs: int, profile: bool
-               ) -> list[Result]:
+def _with_progress_file(fn: Any) -> Any:
+    """Run ``fn(progress_path)`` in a thread; draw the progress the simulator side writes."""
+    import tempfile
+    import threading
+    from pathlib import Path
+
+    path = Path(tempfile.mkstemp(prefix="vtabench-progress-")[1])
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = fn(str(path))
+        except BaseException as exc:  # noqa: BLE001
+            box["error"] = exc
+
+    t = threading.Thread(target=work, daemon=True)
+    t0 = time.perf_counter()
+    t.start()
+    while t.is_alive():
+        t.join(0.5)
+        try:
+            i, n, what = path.read_text().split("\t", 2)
+            draw_bar(int(i), int(n), what.strip(), t0)
+        except (ValueError, OSError):
+            draw_bar(0, 1, "starting the platform simulation", t0)
+    sys.stderr.write("\n")
+    path.unlink(missing_ok=True)
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _file_progress(path: str) -> Any:
+    def report(i: int, n: int, what: str) -> None:
+        with open(path, "w") as f:
+            f.write(f"{i}\t{n}\t{what}")
+    return report
+
+
+def _rtl_entry(pkg_bytes: bytes, inputs: list[np.ndarray], runs: int, profile: bool,
+               progress_file: str | None = None) -> list[Result]:
     from vtabench.runtime import open_device
 
     pkg = Package.from_bytes(pkg_bytes)
     with open_device("rtl", pkg.cfg_name, pkg.mem_bytes) as dev:
-        res = _run_on(pkg, dev, inputs, runs, profile, False, "rtl")
+        prog = _file_progress(progress_file) if progress_file else False
+        res = _run_on(pkg, dev, inputs, runs, profile, prog, "rtl")
         try:
             pcie = dev.pcie_stats()
             for r in res:

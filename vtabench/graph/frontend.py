@@ -242,12 +242,19 @@ def to_graph(mod: tvm.IRModule) -> Graph:
         g.add(Node(name=p.name, op="input", inputs=[], shape=_shape(p), dtype=_dtype(p)))
         g.inputs.append(p.name)
     names: dict[Any, str] = {p: p.name for p in main.params}
+    counter: dict[str, int] = {}
     for b in _calls(main):
         v, e = b.var, b.value
         name = v.name
+        if isinstance(e, relax.Call) and isinstance(e.op, tvm.ir.GlobalVar):
+            # operator nodes are numbered by kind in graph order: conv1, conv2, ..., dense1
+            kind = str(mod[e.op].attrs["Composite"]).split(".")[1].split("_")[0]
+            kind = {"conv2d": "conv"}.get(kind, kind)
+            counter[kind] = counter.get(kind, 0) + 1
+            name = f"{kind}{counter[kind]}"
         k = 1
         while name in g.nodes:
-            name = f"{v.name}_{k}"
+            name = f"{name}_{k}"
             k += 1
         names[v] = name
         if isinstance(e, relax.Call) and isinstance(e.op, tvm.ir.GlobalVar):
