@@ -24,10 +24,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from vtabench.cli.run import format_layers  # noqa: E402
-from vtabench.config import load_config  # noqa: E402
-from vtabench.graph import compile_model, reference_package, run_package  # noqa: E402
-from vtabench.workloads import resnet18  # noqa: E402
+from vtabench.cli.run import format_layers
+from vtabench.config import load_config
+from vtabench.graph import compile_model, reference_package, run_package
+from vtabench.workloads import resnet18
 
 
 def main(argv: list[str] | None = None) -> int:

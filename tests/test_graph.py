@@ -25,8 +25,13 @@ import numpy as np
 import pytest
 
 from vtabench.config import load_config
-from vtabench.graph import compile_model, prepare_graph, reference_package, run_package
-from vtabench.graph import passes
+from vtabench.graph import (
+    compile_model,
+    passes,
+    prepare_graph,
+    reference_package,
+    run_package,
+)
 from vtabench.graph.ir import CPU, VTA, Graph, Node
 from vtabench.runtime import available_targets
 from vtabench.workloads import resnet50_block, small_resnet
@@ -79,7 +84,7 @@ def test_small_partition(small):
 
 @pytest.mark.parametrize("target", _targets())
 def test_small_bit_identical(small, small_runs, target):
-    _, _, pkg, ref = small
+    ref = small[3]
     res = small_runs(target)
     for r in res:
         for a, b in zip(r.outputs, ref):

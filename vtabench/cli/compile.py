@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def summarize(pkg) -> list[str]:  # noqa: ANN001
+def summarize(pkg) -> list[str]:
     man = pkg.manifest
     lines = []
     nodes = man["nodes"]

@@ -28,8 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def format_layers(rows: list[dict], macs_per_cycle: int) -> list[str]:
-    out = [f"  {'layer':<12} {'shape':<26} {'MACs':>11} {'insns':>6} {'cycles':>10} "
-           f"{'util':>6}"]
+    out = [(f"  {'layer':<12} {'shape':<26} {'MACs':>11} {'insns':>6} {'cycles':>10} "
+            f"{'util':>6}")]
     tc = tm = 0
     for r in rows:
         cyc = r.get("cycles")

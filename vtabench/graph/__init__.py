@@ -7,7 +7,12 @@
 See docs/graph.md.
 """
 
-from vtabench.graph.build import Package, compile_model, prepare_graph, reference_package
+from vtabench.graph.build import (
+           Package,
+           compile_model,
+           prepare_graph,
+           reference_package,
+)
 from vtabench.graph.execute import Executor, run_package
 
 __all__ = ["Executor", "Package", "compile_model", "prepare_graph", "reference_package",

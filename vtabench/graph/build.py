@@ -363,8 +363,8 @@ def compile_graph(g: Graph, cfg: Any, profile: bool = True, log: Any = None) -> 
             nbytes = int(np.prod(n.shape))
             tensors[u] = {"addr": None, "nbytes": nbytes, "shape": list(n.shape)}
     rt = Runtime(dev, sync="batch", insn_capacity=1 << 16)
-    for u in tensors:
-        tensors[u]["addr"] = rt.alloc(tensors[u]["nbytes"]).addr
+    for t in tensors.values():
+        t["addr"] = rt.alloc(t["nbytes"]).addr
     ops: dict[str, Any] = {}
     layers: dict[str, dict[str, Any]] = {}
     from vtabench.runtime.stream import DeviceBuffer

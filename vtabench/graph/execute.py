@@ -333,6 +333,7 @@ def _rtl_entry(pkg_bytes: bytes, inputs: list[np.ndarray], runs: int, profile: b
             pcie = dev.pcie_stats()
             for r in res:
                 r.load["pcie"] = pcie
-        except Exception:  # noqa: BLE001
-            pass
+        except Exception as exc:  # noqa: BLE001
+            for r in res:
+                r.load["pcie"] = f"unavailable: {exc}"
         return res

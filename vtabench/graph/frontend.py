@@ -117,15 +117,11 @@ def _log2_scale(s: Any, what: str) -> int:
     k = -math.log2(v)
     if abs(k - round(k)) > 1e-9:
         raise ValueError(f"{what}: scale {v} is not a power of two")
-    return int(round(k))
+    return round(k)
 
 
 def _calls(func: relax.Function) -> list[Any]:
-    out = []
-    for blk in func.body.blocks:
-        for b in blk.bindings:
-            out.append(b)
-    return out
+    return [b for blk in func.body.blocks for b in blk.bindings]
 
 
 def _find(bindings: list[Any], op: str) -> list[Any]:
@@ -189,7 +185,7 @@ def _composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[in
             a = main.attrs
             qp.stride = int(a.strides[0])
             qp.pad = int(a.padding[0])
-            ok = (len(set(int(s) for s in a.strides)) == 1 and len(set(int(p) for p in a.padding))
+            ok = (len({int(s) for s in a.strides}) == 1 and len({int(p) for p in a.padding})
                   == 1 and all(int(d) == 1 for d in a.dilation) and int(a.groups) == 1
                   and str(a.data_layout) == "NCHW" and str(a.kernel_layout) == "OIHW")
             if not ok:
@@ -211,7 +207,7 @@ def _composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[in
         wgt = np.zeros((c, c, h, w), np.int8)
         wgt[np.arange(c), np.arange(c)] = 1
         qp = QParams(kind="conv2d", weight=wgt, bias=np.zeros(c, np.int32),
-                     shift=int(round(math.log2(hw))) + in_log2 - out_log2, relu=False,
+                     shift=round(math.log2(hw)) + in_log2 - out_log2, relu=False,
                      in_log2=in_log2, out_log2=out_log2, key=f"avgpool_{c}x{h}x{w}",
                      label="global average pool")
         if axes != [2, 3] or len(shape) != 4 or not bool(mean.attrs.keepdims):

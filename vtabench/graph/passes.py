@@ -90,7 +90,7 @@ def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> Non
             if n.op == "conv2d":
                 o, c, k, k2 = n.q.weight.shape
                 x = g.nodes[n.inputs[0]]
-                _, c_in, h, w = x.shape
+                _, _, h, w = x.shape
                 if k != k2:
                     raise CompileError("non-square kernel")
                 spec = Conv2dSpec(1, c, h, w, o, k, n.q.stride, n.q.pad,

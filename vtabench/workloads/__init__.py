@@ -80,7 +80,7 @@ class QDQBuilder:
                  ) -> tuple[str, str, int]:
         """int8 weights (dequantized) and the weight scale's log2: chosen so the layer's
         requantization shift keeps activations in range (about 1/sqrt(fan_in))."""
-        shift = max(1, int(round(math.log2(math.sqrt(fan_in) * 40.0 / 24.0))) + 4)
+        shift = max(1, round(math.log2(math.sqrt(fan_in) * 40.0 / 24.0)) + 4)
         w_log2 = shift + out_log2 - in_log2  # s_x * s_w = s_y * 2^-shift
         w = self.rng.integers(-70, 71, shape).astype(np.int8)
         wq = self.const(w, "w")
