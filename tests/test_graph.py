@@ -113,6 +113,8 @@ def test_one_sync_weights_once(small, small_runs, target):
         # only the packed input activation crosses per inference (16 ch x 16 x 16 int8)
         assert p["bytes_written"] == 16 * 16 * 16 and p["writes"] == 1
         assert p["bytes_read"] == 16 and p["reads"] == 1  # the 16 int8 logits
+        if target == "rtl":  # the platform model's DMA counters agree
+            assert p["pcie_h2d_bytes"] == 16 * 16 * 16 and p["pcie_d2h_bytes"] == 16
 
 
 def test_vs_onnxruntime(small):

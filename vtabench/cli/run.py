@@ -84,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
     for i, t in enumerate(timed):
         p = t.per_inference
         cyc = f", {p['cycles']} cycles" if "cycles" in p else ""
+        if "pcie_h2d_bytes" in p:
+            cyc += (f"; PCIe DMA {p['pcie_h2d_bytes']} B host->device, {p['pcie_d2h_bytes']} B "
+                    f"device->host")
         print(f"inference {i + 1}: {t.wall_s:.3f} s wall, {p['syncs']} host-device sync(s), "
               f"{p['copies']} copies, {p['bytes_written']} bytes written / {p['bytes_read']} "
               f"read{cyc}")

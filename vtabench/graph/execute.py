@@ -172,6 +172,7 @@ class Executor:
         for spec, x in zip(man["inputs"], inputs):
             env[spec["name"]] = np.ascontiguousarray(x, dtype=spec["dtype"])
         c0 = self.dev.counts.snapshot()
+        pcie0 = self._pcie()
         t0 = self._t0 = time.perf_counter()
         layer_rows: list[dict[str, Any]] = []
         done_cpu: set[int] = set()
@@ -209,7 +210,7 @@ class Executor:
                     for (a, cnt), p in zip(self.prof, self.pkg.profile):
                         if p.wave != w:
                             continue
-                        self._bar(k, len(units), f"{u}: layer {p.layers[0]}")
+                        self._bar(k, len(units), f"profiling layer {p.layers[0]}")
                         cb = self.dev.counts.snapshot()
                         tb = time.perf_counter()
                         self.dev.run(a, cnt, timeout_s=3600)
@@ -234,7 +235,15 @@ class Executor:
         if not self.dev.counts.has_cycles:
             per.pop("cycles")
         per["copies"] = sum(1 for u in units if nodes[u]["op"] == "copy")
+        pcie1 = self._pcie()
+        if pcie0 and pcie1:  # the rtl platform's own PCIe counters (DMA bytes each way)
+            per["pcie_h2d_bytes"] = pcie1.get("h2d_bytes", 0) - pcie0.get("h2d_bytes", 0)
+            per["pcie_d2h_bytes"] = pcie1.get("d2h_bytes", 0) - pcie0.get("d2h_bytes", 0)
         return Result(outs, wall, per, layer_rows, self.load)
+
+    def _pcie(self) -> dict[str, Any] | None:
+        f = getattr(self.dev.dev, "pcie_stats", None)
+        return dict(f()) if f else None
 
     def _wave(self, u: str) -> int:
         man = self.pkg.manifest
