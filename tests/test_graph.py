@@ -288,3 +288,32 @@ def test_cli_compile_run(tmp_path, small):
                  "--output", str(tmp_path / "y2.npy"), "--target", "fsim",
                  "--no-progress"]) == 0
     assert np.array_equal(np.load(tmp_path / "y2.npy"), ref[0])
+
+
+def test_fallback_non_power_of_two_scale(cfg):
+    """A conv whose weight scale is not a power of two is not VTA arithmetic: it runs its own QDQ
+    chain on the CPU (float, llvm) - a fallback with a reason, not an error."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = small_resnet(logits=True)
+    g = model.graph
+    inits = {i.name: i for i in g.initializer}
+    conv = [n for n in g.node if n.op_type == "Conv"][2]  # block 1, second conv (residual)
+    dqw = next(n for n in g.node if n.output[0] == conv.input[1])
+    s = float(numpy_helper.to_array(inits[dqw.input[1]])) * 1.5
+    g.initializer.append(numpy_helper.from_array(np.array(s, np.float32), "odd_scale"))
+    dqw.input[1] = "odd_scale"
+    onnx.checker.check_model(model)
+    pkg = compile_model(model, cfg, profile=False)
+    cpu = [n for n in pkg.manifest["nodes"] if n["op"] == "conv2d" and n["device"] == CPU]
+    assert len(cpu) == 2  # the stem and the odd one
+    assert any("not a power of two" in n["reason"] for n in cpu)
+    x = np.random.default_rng(7).normal(0, 1, (1, 3, 16, 16)).astype(np.float32)
+    r = run_package(pkg, "fsim", [x])[0]
+    ref = run_package(reference_package(model, cfg), "fsim", [x])[0]
+    for a, b in zip(r.outputs, ref.outputs):
+        assert np.array_equal(a, b)
+    ort = pytest.importorskip("onnxruntime")
+    o = ort.InferenceSession(model.SerializeToString()).run(None, {"input": x})
+    assert (np.abs(r.outputs[1] - o[1]) / 2.0 ** -3).max() <= 1.0 + 1e-6

@@ -259,7 +259,15 @@ def to_graph(mod: tvm.IRModule) -> Graph:
             if comp is None:
                 raise ValueError(f"call to {e.op.name_hint} is not a composite")
             kind = str(comp).split(".")[1].split("_")[0]
-            qp, idx = _composite_params(kind, func)
+            try:
+                qp, idx = _composite_params(kind, func)
+            except (ValueError, IndexError, AttributeError) as exc:
+                # Not VTA's arithmetic (e.g. a scale that is not a power of two): the CPU runs
+                # the composite's own QDQ chain.
+                kind_q = {"avgpool": "conv2d"}.get(kind, kind)
+                qp = QParams(kind=kind_q, key=f"{kind}_{name}", unsupported=str(exc),
+                             integer_exact=False)
+                idx = list(range(len(e.args)))
             args = [names[e.args[i]] for i in idx]
             node = Node(name=name, op=qp.kind, inputs=args, shape=_shape(v), dtype=_dtype(v), q=qp,
                         relax_func=func, relax_args=[names[a] for a in e.args])

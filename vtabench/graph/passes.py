@@ -42,6 +42,9 @@ def fuse_residuals(g: Graph) -> None:
         if n is None or n.op != "add":
             continue
         q = n.q
+        if q.unsupported:
+            n.reason = q.unsupported
+            continue
         if not (q.in_log2 == q.in2_log2 == q.out_log2):
             n.reason = "add with unequal scales"
             continue
@@ -87,6 +90,8 @@ def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> Non
             n.reason = f"requantization shift {n.q.shift} outside [0, 31]"
             continue
         try:
+            if n.q.weight is None:
+                raise CompileError("no integer form")
             if n.op == "conv2d":
                 o, c, k, k2 = n.q.weight.shape
                 x = g.nodes[n.inputs[0]]
