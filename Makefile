@@ -8,8 +8,12 @@ STAMP  := $(VENV)/.installed
 CONFIG ?= default
 PLATFORM ?= Portable
 JOBS   ?= 2
+# make regress: COUNT programs from SEED (random when empty) on TARGETS.
+COUNT  ?= 200
+SEED   ?=
+TARGETS ?= fsim,rtl,opencl
 
-.PHONY: all setup sim test lint bench smoke gen clean help
+.PHONY: all setup sim test lint bench smoke regress gen clean help
 
 all: test
 
@@ -19,6 +23,7 @@ help:
 	@echo "make lint    verilator -Wall lint and Yosys coarse synthesis of the core"
 	@echo "make bench   benchmarks (fsim GMAC/s, RTL cycles/s)"
 	@echo "make smoke   on-board smoke test on an OpenCL device (PLATFORM=name)"
+	@echo "make regress random differential regression (CONFIG, COUNT, SEED, TARGETS, JOBS)"
 	@echo "make gen     regenerate hdl/gen and opencl/gen from config/*.json"
 
 setup: $(STAMP)
@@ -47,6 +52,11 @@ bench: $(STAMP)
 
 smoke: $(STAMP)
 	$(BIN)/vtabench smoke --target opencl --platform "$(PLATFORM)" --config $(CONFIG)
+
+regress: $(STAMP)
+	$(BIN)/vtabench regress --config $(CONFIG) --count $(COUNT) $(if $(SEED),--seed $(SEED)) \
+	  --targets $(TARGETS) --jobs $(JOBS) --junit results/regress-$(CONFIG).xml \
+	  --coverage-json results/coverage-$(CONFIG).json
 
 gen: $(STAMP)
 	$(BIN)/vtabench gen

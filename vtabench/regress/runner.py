@@ -153,7 +153,8 @@ def regress(config: str, count: int, seed: int, targets: list[str], *, jobs: int
     cfg = load_config(config)
     others = [t for t in targets if t != "fsim"]
     indices = only if only is not None else list(range(count))
-    chunks = [indices[i:i + CHUNK] for i in range(0, len(indices), CHUNK)]
+    size = max(1, min(CHUNK, -(-len(indices) // max(1, jobs))))
+    chunks = [indices[i:i + size] for i in range(0, len(indices), size)]
     coverage = FunctionalCoverage(cfg)
     results: list[ProgramResult] = []
     t0 = time.monotonic()
