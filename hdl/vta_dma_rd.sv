@@ -48,7 +48,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
 );
 
   localparam int unsigned LogBus    = $clog2(BusBytes);
-  localparam int unsigned DescDepth = 32;
+  localparam int unsigned DescDepth = 128;  // rows in flight (hides ~200 cycles of latency)
   localparam int unsigned SrcPerSub = WinBytes / 4;           // ACC_8BIT source bytes per write
   localparam int unsigned ExpSub    = BusBytes / SrcPerSub;    // ACC_8BIT writes per beat (1 or 4)
 

@@ -46,7 +46,7 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; #(
   localparam int unsigned InsnPerBeat = BusBytes / InsnBytes;
   localparam int unsigned GroupBeats  = 8;                       // beats per request at most
   localparam int unsigned GroupBytes  = GroupBeats * BusBytes;
-  localparam int unsigned BufBeats    = 2 * GroupBeats;
+  localparam int unsigned BufBeats    = 8 * GroupBeats;  // 256 instructions ahead
   localparam int unsigned CredW       = 8;
 
   logic              act_q;
