@@ -37,13 +37,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--fsim-runs", type=int, default=3)
     ap.add_argument("--no-reference", action="store_true")
+    ap.add_argument("--no-double-buffer", action="store_true",
+                    help="compile single-buffered (faster fsim, slightly slower RTL)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
     x = np.random.default_rng(args.seed + 1).normal(0, 1, (1, 3, 224, 224)).astype(np.float32)
     t0 = time.perf_counter()
     model = resnet18(args.seed)
-    pkg = compile_model(model, cfg)
+    pkg = compile_model(model, cfg, double_buffer=not args.no_double_buffer)
     t_compile = time.perf_counter() - t0
     man = pkg.manifest
     print(f"# ResNet-18 on {cfg.name} ({cfg.macs_per_cycle} MAC/cycle): compiled in "

@@ -306,7 +306,8 @@ def prepare_graph(model: Any, cfg: Any, force_cpu: set[str] | None = None,
     return g
 
 
-def compile_graph(g: Graph, cfg: Any, profile: bool = True, log: Any = None) -> Package:
+def compile_graph(g: Graph, cfg: Any, profile: bool = True, log: Any = None,
+                  double_buffer: bool = True) -> Package:
     from vtabench.compiler import compile_op
     from vtabench.runtime import Runtime
 
@@ -372,7 +373,7 @@ def compile_graph(g: Graph, cfg: Any, profile: bool = True, log: Any = None) -> 
     for u in vta_nodes:
         n = g.nodes[u]
         tc = time.perf_counter()
-        op = compile_op(n.spec, cfg)
+        op = compile_op(n.spec, cfg, double_buffer=double_buffer)
         ops[u] = op
         conv = n.op == "conv2d"
         w = pack_conv_weight(n.q.weight, cfg) if conv else pack_dense_weight(n.q.weight, cfg)
@@ -461,14 +462,15 @@ def _node_info(n: Node) -> dict[str, Any]:
 
 
 def compile_model(model: Any, cfg: Any, *, force_cpu: set[str] | None = None,
-                  profile: bool = True, log: Any = None) -> Package:
-    """ONNX model (ModelProto or path) -> Package for configuration ``cfg``."""
+                  profile: bool = True, log: Any = None, double_buffer: bool = True) -> Package:
+    """ONNX model (ModelProto or path) -> Package for configuration ``cfg``
+    (``double_buffer``: the operator compiler's two virtual threads, default on)."""
     if isinstance(cfg, str):
         from vtabench.config import load_config
 
         cfg = load_config(cfg)
     g = prepare_graph(model, cfg, force_cpu)
-    return compile_graph(g, cfg, profile=profile, log=log)
+    return compile_graph(g, cfg, profile=profile, log=log, double_buffer=double_buffer)
 
 
 def reference_package(model: Any, cfg: Any) -> Package:
