@@ -316,7 +316,8 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
         if (gen && gen_last) state_d = S_DRAIN;
       end
       S_DRAIN: begin
-        if (!g1_q && !g2_q && !g3_q) state_d = S_PUSH;
+        // the last iteration writes in G3 at the end of this cycle at the latest
+        if (!g1_q && !g2_q) state_d = S_PUSH;
       end
       default: begin  // S_PUSH
         if (push_ok) begin
@@ -324,6 +325,10 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
           g2s_push_o = push_next;
           retire_o   = 1'b1;
           state_d    = S_IDLE;
+          if (cmd_valid_i) begin  // back to back: take the next instruction now
+            cmd_ready_o = 1'b1;
+            state_d     = S_POP;
+          end
         end
       end
     endcase

@@ -175,6 +175,10 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
           s2g_push_o = push_prev;
           retire_o   = 1'b1;
           state_d    = S_IDLE;
+          if (cmd_valid_i) begin  // back to back: take the next instruction now
+            cmd_ready_o = 1'b1;
+            state_d     = S_POP;
+          end
         end
       end
     endcase
