@@ -317,3 +317,21 @@ def test_fallback_non_power_of_two_scale(cfg):
     ort = pytest.importorskip("onnxruntime")
     o = ort.InferenceSession(model.SerializeToString()).run(None, {"input": x})
     assert (np.abs(r.outputs[1] - o[1]) / 2.0 ** -3).max() <= 1.0 + 1e-6
+
+
+def test_relax_vm_call_dps_packed(small, cfg):
+    """The package as one Relax function: CPU waves as Relax functions, each VTA wave a
+    call_dps_packed to a registered global function; same outputs and device traffic."""
+    from vtabench.graph.relax_vm import RelaxVMRunner
+    from vtabench.runtime import open_device
+
+    _, x, pkg, ref = small
+    with open_device("fsim", cfg, pkg.mem_bytes) as dev:
+        vm = RelaxVMRunner(pkg, dev)
+        assert "call_dps_packed" in vm.mod["main"].script()
+        c0 = vm.ex.dev.counts.snapshot()
+        out = vm(x)
+        d = vm.ex.dev.counts.minus(c0)
+    for a, b in zip(out, ref):
+        assert np.array_equal(a, b)
+    assert d["syncs"] == 1 and d["bytes_written"] == 4096 and d["bytes_read"] == 16
