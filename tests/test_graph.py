@@ -10,7 +10,10 @@
   permuted gives the same devices, the same fusion and the same copies; a copy sits at every
   CPU/VTA boundary; the propagation rule is order independent on a hand-made graph.
 * One sync per inference and weights uploaded once, counted through the driver.
-* An operator VTA cannot run (Sigmoid) falls back to the CPU, with copies around it.
+* An operator VTA cannot run (Sigmoid) falls back to the CPU, with copies around it; so does a
+  conv whose weight scale is not a power of two (its own QDQ chain, float, on llvm).
+* Package round trip and relocation, the CLI (compile + run), and the package as one Relax
+  function on TVM's VM with the VTA wave as call_dps_packed.
 
 Targets are the driver backends present (vtabench.runtime.available_targets);
 ``VTABENCH_GRAPH_TARGETS=fsim,opencl`` narrows the list.
