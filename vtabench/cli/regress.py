@@ -22,12 +22,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--save-dir", type=Path, default=Path("results/regress/failures"),
                    help="where failing programs are saved (.s, .bin, .dram.bin)")
     p.add_argument("--no-shrink", action="store_true", help="do not minimise failures")
+    p.add_argument("--rtl-coverage", type=Path, metavar="DIR",
+                   help="collect Verilator line/toggle coverage of the rtl runs in DIR "
+                   "(a coverage build of the core; text summary and lcov.info)")
     p.add_argument("--platform", help="opencl platform name (substring)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from vtabench.regress.runner import coverage_json, regress, summary, write_junit
+    from vtabench.regress.runner import (coverage_json, regress, rtl_coverage_report, summary,
+                                         write_junit)
 
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     targets = [t.strip() for t in args.targets.split(",") if t.strip()]
@@ -36,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"unknown target(s) {', '.join(bad)}; expected fsim, rtl, opencl")
     opts = {"opencl": {"platform": args.platform}} if args.platform else {}
     result = regress(args.config, args.count, seed, targets, jobs=args.jobs, only=args.only,
-                     save_dir=args.save_dir, shrink=not args.no_shrink, target_opts=opts)
+                     save_dir=args.save_dir, shrink=not args.no_shrink, target_opts=opts,
+                     coverage_dir=args.rtl_coverage)
     if args.junit:
         write_junit(result, args.junit)
         print(f"wrote {args.junit}")
@@ -44,4 +49,6 @@ def run(args: argparse.Namespace) -> int:
         args.coverage_json.parent.mkdir(parents=True, exist_ok=True)
         args.coverage_json.write_text(coverage_json(result))
     print(summary(result))
+    if args.rtl_coverage and "rtl" in targets:
+        print(rtl_coverage_report(args.rtl_coverage))
     return 1 if result.failed else 0

@@ -72,29 +72,38 @@ def first_mismatch(cfg: Config, target: str, insns: Sequence[Insn], expected: np
 
 
 def run_on_target(cfg: Config, target: str, programs: Sequence[TestProgram], *, seed: int,
-                  target_opts: dict[str, Any] | None = None) -> list[np.ndarray]:
-    """Run every program on ``target``; returns the DRAM images after the runs (inputs untouched).
+                  target_opts: dict[str, Any] | None = None
+                  ) -> tuple[list[np.ndarray], list[str | None]]:
+    """Run every program on ``target``; returns the DRAM images after the runs (inputs untouched)
+    and, per program, None or why the run did not complete (a core error code, a timeout).
 
     rtl runs the whole list in one simulator process; opencl reuses one built kernel.
     """
     opts = dict(target_opts or {})
     images = [p.dram.copy() for p in programs]
+    problems: list[str | None] = [None] * len(programs)
     if target == "rtl":
         from vtabench.rtl.runner import RawProgram, run_batch
 
         raws = [RawProgram(p.name, p.insns, img) for p, img in zip(programs, images)]
-        run_batch(cfg, raws, seed=seed, quiet=True, **opts)
-        return images
-    if target == "fsim":
+        for k, r in enumerate(run_batch(cfg, raws, seed=seed, quiet=True, **opts)):
+            if r.get("state") != "done":
+                problems[k] = (f"rtl: run ended in state {r.get('state')} (error code "
+                               f"{r.get('error', 0):#x} at instruction {r.get('error_insn')})")
+    elif target == "fsim":
         from vtabench.fsim import Fsim
 
         for p, img in zip(programs, images):
             Fsim(cfg).run(p.insns, img)
-        return images
-    if target == "opencl":
+    elif target == "opencl":
+        from vtabench.drivers.api import DeviceError
         from vtabench.drivers.opencl_backend import run_raw
 
-        for p, img in zip(programs, images):
-            run_raw(cfg, p.insns, img, seed=seed, **opts)
-        return images
-    raise ValueError(f"unknown target {target!r}; expected fsim, rtl or opencl")
+        for k, (p, img) in enumerate(zip(programs, images)):
+            try:
+                run_raw(cfg, p.insns, img, seed=seed, **opts)
+            except DeviceError as exc:
+                problems[k] = f"opencl: {exc}"
+    else:
+        raise ValueError(f"unknown target {target!r}; expected fsim, rtl or opencl")
+    return images, problems

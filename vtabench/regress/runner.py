@@ -77,9 +77,12 @@ def golden(cfg: Config, programs: Sequence[TestProgram],
 
 
 def _run_chunk(config: str, seed: int, indices: list[int], targets: list[str],
-               target_opts: dict[str, Any]) -> list[dict[str, Any]]:
+               target_opts: dict[str, Any], coverage_dir: Path | None) -> list[dict[str, Any]]:
     """Worker: regenerate programs ``indices``, run them on fsim and ``targets``, compare."""
     cfg = load_config(config)
+    if coverage_dir is not None and "rtl" in targets:
+        target_opts = {**target_opts, "rtl": {**target_opts.get("rtl", {}),
+                                              "coverage": coverage_dir / f"chunk{indices[0]}.dat"}}
     programs = [generate(cfg, seed, k) for k in indices]
     cov = FunctionalCoverage(cfg)
     t0 = time.monotonic()
@@ -88,13 +91,15 @@ def _run_chunk(config: str, seed: int, indices: list[int], targets: list[str],
                                  for k, p in zip(indices, programs)]
     for target in targets:
         try:
-            images = run_on_target(cfg, target, programs, seed=seed + indices[0],
-                                   target_opts=target_opts.get(target))
+            images, problems = run_on_target(cfg, target, programs, seed=seed + indices[0],
+                                             target_opts=target_opts.get(target))
         except Exception as exc:  # noqa: BLE001 - reported per program, the run goes on
             for r in out:
                 r["error"] = f"{target}: {type(exc).__name__}: {exc}"[:2000]
             continue
-        for r, p, exp, got in zip(out, programs, expected, images):
+        for r, p, exp, got, problem in zip(out, programs, expected, images, problems):
+            if problem:
+                r["error"] = problem
             m = first_mismatch(cfg, target, p.insns, exp, got)
             if m is not None:
                 r["mismatches"].append(m.__dict__)
@@ -128,11 +133,9 @@ def make_fails_batch(cfg: Config, dram: np.ndarray, target: str, seed: int,
             img = p.dram.copy()
             Fsim(cfg).run(p.insns, img)
             expected.append(img)
-        try:
-            images = run_on_target(cfg, target, progs, seed=seed, target_opts=target_opts)
-        except Exception:  # noqa: BLE001 - a crash on the target counts as still failing
-            return [True] * len(progs)
-        return [bool((e != g).any()) for e, g in zip(expected, images)]
+        images, problems = run_on_target(cfg, target, progs, seed=seed, target_opts=target_opts)
+        return [bool(problem) or bool((e != g).any())
+                for e, g, problem in zip(expected, images, problems)]
 
     return fails_batch
 
@@ -149,7 +152,10 @@ def minimise(cfg: Config, prog: TestProgram, target: str, seed: int,
 def regress(config: str, count: int, seed: int, targets: list[str], *, jobs: int = 2,
             only: list[int] | None = None, save_dir: Path | None = None, shrink: bool = True,
             target_opts: dict[str, dict[str, Any]] | None = None,
+            coverage_dir: Path | None = None,
             progress: Callable[[str], None] = print) -> RegressResult:
+    """Run the regression. ``coverage_dir``: collect Verilator line/toggle coverage of the rtl
+    runs there (one coverage.dat per worker chunk; see :func:`rtl_coverage_report`)."""
     cfg = load_config(config)
     others = [t for t in targets if t != "fsim"]
     indices = only if only is not None else list(range(count))
@@ -161,8 +167,12 @@ def regress(config: str, count: int, seed: int, targets: list[str], *, jobs: int
     progress(f"regress: config {cfg.name}, {len(indices)} programs, seed {seed}, targets "
              f"fsim (golden){''.join(', ' + t for t in others)}, {jobs} job(s)")
     with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(_run_chunk, cfg.name, seed, c, others, target_opts or {})
-                   for c in chunks]
+        if coverage_dir is not None:
+            coverage_dir.mkdir(parents=True, exist_ok=True)
+            for old in coverage_dir.glob("chunk*.dat"):
+                old.unlink()
+        futures = [pool.submit(_run_chunk, cfg.name, seed, c, others, target_opts or {},
+                               coverage_dir) for c in chunks]
         for fut in futures:
             cov, *rows = fut.result()
             coverage.merge(cov["coverage"])
@@ -180,8 +190,8 @@ def regress(config: str, count: int, seed: int, targets: list[str], *, jobs: int
         if save_dir is not None:
             path = save_failure(cfg, prog, save_dir)
             progress(f"saved {r.name}: {path} (+ .bin, .dram.bin)")
-        if shrink and r.mismatches:
-            target = r.mismatches[0].target
+        if shrink and (r.mismatches or r.error):
+            target = r.mismatches[0].target if r.mismatches else r.error.split(":")[0]
             small = minimise(cfg, prog, target, seed, (target_opts or {}).get(target))
             text = disassemble(cfg, small.insns, numbered=True)
             out.reproducers[r.name] = text
@@ -192,6 +202,15 @@ def regress(config: str, count: int, seed: int, targets: list[str], *, jobs: int
         if len(out.reproducers) >= 3:
             break
     return out
+
+
+def rtl_coverage_report(coverage_dir: Path) -> str:
+    """Merge the chunks' coverage.dat files; write lcov.info beside them; return the summary."""
+    from vtabench.regress.rtl_coverage import RtlCoverage
+
+    cov = RtlCoverage.from_files(sorted(coverage_dir.glob("chunk*.dat")))
+    cov.write_lcov(coverage_dir / "lcov.info")
+    return cov.report() + f"\nlcov tracefile: {coverage_dir / 'lcov.info'}"
 
 
 def write_junit(result: RegressResult, path: Path) -> None:

@@ -43,6 +43,34 @@ CXX_OPT = os.environ.get("VTABENCH_RTL_CXX_OPT", "-O2")
 WAVES_CXX_OPT = os.environ.get("VTABENCH_RTL_WAVES_CXX_OPT", "-O0")
 
 
+@dataclass(frozen=True)
+class Mutation:
+    """A test-only change to one RTL file: ``old`` (which must occur exactly once in
+    hdl/``file``) becomes ``new``. The mutant is built from a copy of hdl/ in its own build
+    directory; the real sources are never touched."""
+
+    file: str
+    old: str
+    new: str
+
+    @property
+    def tag(self) -> str:
+        return hashlib.sha256(f"{self.file}\0{self.old}\0{self.new}".encode()).hexdigest()[:10]
+
+    def apply(self, dest: Path) -> Path:
+        """Copy hdl/ (without gen/) into ``dest`` and mutate it; returns ``dest``."""
+        if dest.exists():
+            shutil.rmtree(dest)
+        shutil.copytree(HDL_DIR, dest, ignore=shutil.ignore_patterns("gen"))
+        target = dest / self.file
+        text = target.read_text()
+        if text.count(self.old) != 1:
+            raise RtlBuildError(f"mutation of hdl/{self.file}: {self.old!r} occurs "
+                                f"{text.count(self.old)} times (must be exactly once)")
+        target.write_text(text.replace(self.old, self.new))
+        return dest
+
+
 class RtlBuildError(RuntimeError):
     """The Verilator build failed; the message holds the tail of its log and the log's path."""
 
@@ -79,7 +107,7 @@ def setup_verilator_env() -> None:
         os.environ["PATH"] = os.pathsep.join([str(bindir)] + [p for p in path if p != str(bindir)])
 
 
-def core_sources(stub: bool = False) -> list[Path]:
+def core_sources(stub: bool = False, hdl_dir: Path = HDL_DIR) -> list[Path]:
     """The core's SystemVerilog files named on the Verilator command line (packages first, then
     the top ``vta_core.sv``); the other modules are found by name in hdl/ (``-y hdl``), so files
     of other tops there (the shell) are not compiled into the core bench.
@@ -90,33 +118,35 @@ def core_sources(stub: bool = False) -> list[Path]:
     """
     if stub:
         return [TB_HDL_DIR / "selftest" / "vta_core.sv"]
-    flist = HDL_DIR / "files.f"
+    flist = hdl_dir / "files.f"
     if flist.exists():
         files = []
         for line in flist.read_text().splitlines():
             line = line.split("#", 1)[0].strip()
             if line and not line.startswith(("+", "-")):
-                files.append((HDL_DIR / line).resolve())
+                files.append((hdl_dir / line).resolve())
         return [f for f in files if f.name != "vta_pkg.sv"]
-    pkgs = sorted(p for p in HDL_DIR.glob("*_pkg.sv"))
-    return pkgs + [HDL_DIR / "vta_core.sv"]
+    pkgs = sorted(p for p in hdl_dir.glob("*_pkg.sv"))
+    return pkgs + [hdl_dir / "vta_core.sv"]
 
 
-def hashed_rtl_files() -> list[Path]:
+def hashed_rtl_files(hdl_dir: Path = HDL_DIR) -> list[Path]:
     """Every file that can reach the core build (all of hdl/ outside hdl/gen/)."""
-    return sorted(p for p in HDL_DIR.rglob("*.sv") if "gen" not in p.relative_to(HDL_DIR).parts)
+    return sorted(p for p in hdl_dir.rglob("*.sv") if "gen" not in p.relative_to(hdl_dir).parts)
 
 
 def core_present() -> bool:
     return (HDL_DIR / "vta_core.sv").exists()
 
 
-def build_dir_for(cfg: Config, waves: bool = False, stub: bool = False) -> Path:
-    name = cfg.name + ("-stub" if stub else "") + ("-waves" if waves else "")
+def build_dir_for(cfg: Config, waves: bool = False, stub: bool = False, coverage: bool = False,
+                  mutation: Mutation | None = None) -> Path:
+    name = (cfg.name + ("-stub" if stub else "") + ("-waves" if waves else "")
+            + ("-cov" if coverage else "") + (f"-mut-{mutation.tag}" if mutation else ""))
     return BUILD_ROOT / name
 
 
-def _build_args(waves: bool) -> list[str]:
+def _build_args(waves: bool, coverage: bool = False) -> list[str]:
     args = [
         "-O3",
         "--x-assign", "fast",
@@ -134,6 +164,8 @@ def _build_args(waves: bool) -> list[str]:
     ]
     if waves:
         args += ["--trace-fst", "--trace-structs"]
+    if coverage:
+        args += ["--coverage-line", "--coverage-toggle"]
     return args
 
 
@@ -189,10 +221,13 @@ def _hash_inputs(files: list[Path], extra: str) -> str:
 
 
 def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool = False,
-          verbose: bool = False) -> Build:
-    """Build (or reuse) the bench simulator for ``cfg``; returns where it is."""
+          verbose: bool = False, coverage: bool = False,
+          mutation: Mutation | None = None) -> Build:
+    """Build (or reuse) the bench simulator for ``cfg``; returns where it is. ``coverage``:
+    Verilator line and toggle coverage (each run writes coverage.dat); ``mutation``: a
+    test-only mutant of one RTL file (see :class:`Mutation`)."""
     setup_verilator_env()
-    bdir = build_dir_for(cfg, waves, stub)
+    bdir = build_dir_for(cfg, waves, stub, coverage, mutation)
     bdir.mkdir(parents=True, exist_ok=True)
     if waves and not _have_lz4():
         raise RtlBuildError("an FST waves build needs the lz4 headers: apt-get install -y "
@@ -206,15 +241,18 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
         text = sv_package(cfg)
         if not pkg.exists() or pkg.read_text() != text:
             pkg.write_text(text)
-        sources = [pkg] + core_sources(stub) + [TB_HDL_DIR / "axi_dram.sv",
-                                                TB_HDL_DIR / "vta_tb_top.sv"]
+        hdl_dir = mutation.apply(bdir / "mutant_hdl") if mutation else HDL_DIR
+        sources = [pkg] + core_sources(stub, hdl_dir) + [TB_HDL_DIR / "axi_dram.sv",
+                                                         TB_HDL_DIR / "vta_tb_top.sv"]
         if PUBLIC != "all":
             sources.append(PUBLIC_VLT)
         missing = [str(s) for s in sources if not s.exists()]
         if missing:
             raise RtlBuildError(f"missing RTL source(s): {', '.join(missing)}")
-        args = _build_args(waves) + ([] if stub else ["-y", str(HDL_DIR), "+libext+.sv"])
-        hashed = sources + ([] if stub else [f for f in hashed_rtl_files() if f not in sources])
+        args = _build_args(waves, coverage) + ([] if stub else ["-y", str(hdl_dir),
+                                                                 "+libext+.sv"])
+        hashed = sources + ([] if stub else [f for f in hashed_rtl_files(hdl_dir)
+                                             if f not in sources])
         digest = _hash_inputs(hashed + [DRAM_CPP], json.dumps(
             [RECIPE_VERSION, args, _tool_versions(), cfg.as_dict(), PUBLIC]))
         stamp = bdir / "stamp.json"
@@ -229,7 +267,7 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
                              float(info.get("seconds", 0.0)), stub)
         # A clean build: stale make dependency files (.d) of removed inputs break make.
         for entry in bdir.iterdir():
-            if entry.name != "gen":
+            if entry.name not in ("gen", "mutant_hdl"):
                 shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
         t0 = time.monotonic()
         runner = _runner(PUBLIC)

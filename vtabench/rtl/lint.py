@@ -146,8 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_yosys:
         for cfg in args.yosys_configs.split(","):
             t = time.time()
-            good, log = yosys_synth(cfg)
-            print(f"yosys synth -run :fine + check -assert [{cfg}]: "
+            good, log = yosys_synth(cfg, top="vta_shell")
+            print(f"yosys synth -top vta_shell -run :fine + check -assert [{cfg}]: "
                   f"{'ok' if good else 'FAIL'} ({time.time() - t:.1f} s)")
             if good:
                 print(_cell_summary(log))

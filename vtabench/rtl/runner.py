@@ -33,7 +33,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from vtabench.config import Config
-from vtabench.rtl.build import REPO, Build, build
+from vtabench.rtl.build import REPO, Build, Mutation, build
 
 #: DRAM model knobs (axi_dram.sv) and their defaults: ideal-ish memory, 1 beat/cycle.
 DRAM_KNOBS = {"rd_latency": 20, "wr_latency": 10, "rd_gap": 0, "stall": 0, "fault_lo": 0,
@@ -111,6 +111,7 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
               waves: bool | str | Path | None = None, timeout_s: float | None = None,
               validate: bool = True, quiet: bool = False, stub: bool = False,
               knobs: dict[str, int] | None = None, keep: bool = False,
+              coverage: Path | None = None, mutation: Mutation | None = None,
               **opts: Any) -> list[dict[str, Any]]:
     """Run ``programs`` in one simulator process; returns one stats dict per program.
 
@@ -132,7 +133,8 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
     if not quiet:
         print(f"rtl: seed {seed}", file=sys.stderr, flush=True)
 
-    b: Build = build(cfg, waves=bool(waves), stub=stub)
+    b: Build = build(cfg, waves=bool(waves), stub=stub, coverage=coverage is not None,
+                     mutation=mutation)
 
     shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
     job_dir = Path(tempfile.mkdtemp(prefix=f"vtabench-rtl-{cfg.name}-",
@@ -218,6 +220,12 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
             keep = True
             raise RtlRunError(f"simulator gave {len(results)} of {len(programs)} results "
                               f"(seed {seed}); job {job_dir}; log tail:\n{tail}")
+        if coverage is not None:
+            dat = job_dir / "coverage.dat"
+            if not dat.exists():
+                raise RtlRunError(f"the coverage build wrote no {dat}")
+            Path(coverage).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(dat, coverage)
         for i, (p, r) in enumerate(zip(programs, results)):
             out = np.fromfile(job_dir / f"p{i}.out", dtype=np.uint8)
             p.dram[:] = out[:len(p.dram)]
