@@ -236,9 +236,9 @@ class Executor:
             per.pop("cycles")
         per["copies"] = sum(1 for u in units if nodes[u]["op"] == "copy")
         pcie1 = self._pcie()
-        if pcie0 and pcie1:  # the rtl platform's own PCIe counters (DMA bytes each way)
-            per["pcie_h2d_bytes"] = pcie1.get("h2d_bytes", 0) - pcie0.get("h2d_bytes", 0)
-            per["pcie_d2h_bytes"] = pcie1.get("d2h_bytes", 0) - pcie0.get("d2h_bytes", 0)
+        if pcie0 and pcie1:  # the rtl platform's own PCIe counters (DMA bytes and time each way)
+            for key in ("h2d_bytes", "d2h_bytes", "h2d_ns", "d2h_ns"):
+                per[f"pcie_{key}"] = pcie1.get(key, 0) - pcie0.get(key, 0)
         return Result(outs, wall, per, layer_rows, self.load)
 
     def _pcie(self) -> dict[str, Any] | None:

@@ -152,7 +152,7 @@ def minimise(cfg: Config, prog: TestProgram, target: str, seed: int,
 def regress(config: str, count: int, seed: int, targets: list[str], *, jobs: int = 2,
             only: list[int] | None = None, save_dir: Path | None = None, shrink: bool = True,
             target_opts: dict[str, dict[str, Any]] | None = None,
-            coverage_dir: Path | None = None,
+            coverage_dir: Path | None = None, max_reproducers: int = 3,
             progress: Callable[[str], None] = print) -> RegressResult:
     """Run the regression. ``coverage_dir``: collect Verilator line/toggle coverage of the rtl
     runs there (one coverage.dat per worker chunk; see :func:`rtl_coverage_report`)."""
@@ -199,7 +199,7 @@ def regress(config: str, count: int, seed: int, targets: list[str], *, jobs: int
                      f"{len(small.insns)} instructions\n{text}")
             if save_dir is not None:
                 save_failure(cfg, small, save_dir)
-        if len(out.reproducers) >= 3:
+        if len(out.reproducers) >= max_reproducers:
             break
     return out
 
