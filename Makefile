@@ -41,7 +41,7 @@ sim: $(STAMP)
 	$(BIN)/vtabench sim --config $(CONFIG)
 
 test: $(STAMP)
-	$(BIN)/pytest -n $(JOBS) tests
+	$(BIN)/pytest -n $(JOBS) --durations=15 tests
 
 lint: $(STAMP)
 	$(BIN)/python -m vtabench.rtl.lint

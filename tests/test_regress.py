@@ -121,3 +121,29 @@ def test_regress_cli_fsim_vs_opencl(tmp_path, capsys):
     suite = ET.parse(junit).getroot()
     assert suite.get("tests") == "12" and suite.get("failures") == "0"
     assert len(suite.findall("testcase")) == 12
+
+
+def test_minimiser_rejects_races_and_undefined_reads():
+    from dataclasses import replace
+
+    from vtabench.isa.asm import assemble
+    from vtabench.regress.shrink import result_is_defined
+
+    dram = np.zeros(4096, np.uint8)
+    dram[64:68] = 0  # one micro-op: dst 0
+    racy = assemble(CFG, """
+        LOAD memory_type=ACC_8BIT dram_base=0 y_size=1 x_size=1 x_stride=1
+        LOAD memory_type=UOP dram_base=16 y_size=1 x_size=1 x_stride=1
+        ALU uop_end=1 iter_out=1 iter_in=1 alu_opcode=ADD use_imm=1 imm=3
+        STORE memory_type=OUT dram_base=100 y_size=1 x_size=1 x_stride=1
+        FINISH""")
+    dram[:16] = 5
+    assert not result_is_defined(CFG, racy, dram), "STORE may overtake the ALU: a race"
+    fenced = [*racy[:2], replace(racy[2], push_next_dep=1), replace(racy[3], pop_prev_dep=1),
+              racy[4]]
+    assert result_is_defined(CFG, fenced, dram)
+    # stores out[0], which nothing wrote
+    undefined = [replace(racy[1], push_next_dep=1), fenced[3], racy[4]]
+    assert not result_is_defined(CFG, undefined, dram)
+    prog = generate(CFG, 2, 0)
+    assert result_is_defined(CFG, prog.insns, prog.dram)

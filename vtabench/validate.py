@@ -23,7 +23,8 @@ import numpy as np
 from vtabench.config import Config
 from vtabench.isa.insn import INSN_BYTES, EncodeError, Insn, decode_insn
 from vtabench.isa.layout import AluOp, MemType, Opcode, insn_layout, mem_depth, mem_elem_bytes
-from vtabench.schedule import POP_QUEUES, PUSH_QUEUES, Stage, schedule, stage_of
+from vtabench.schedule import (DEFAULT_STAGE_ORDER, POP_QUEUES, PUSH_QUEUES, Stage, schedule,
+                               stage_of)
 
 TOKEN_FLAGS = ("pop_prev_dep", "pop_next_dep", "push_prev_dep", "push_next_dep")
 PAD_FIELDS = ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")
@@ -72,8 +73,10 @@ def validate_binary(cfg: Config, data: bytes,
 
 
 def validated_order(cfg: Config, insns: Sequence[Insn],
-                    dram_bytes: np.ndarray | bytes | bytearray | memoryview) -> list[int]:
-    """Validate and return the execution order of :func:`vtabench.schedule.schedule`."""
+                    dram_bytes: np.ndarray | bytes | bytearray | memoryview,
+                    stage_order: Sequence[Stage] = DEFAULT_STAGE_ORDER) -> list[int]:
+    """Validate and return the execution order of :func:`vtabench.schedule.schedule` (with the
+    given priority of the stages within a round)."""
     dram = _as_bytes_array(dram_bytes)
     n = len(insns)
     if n == 0:
@@ -85,7 +88,7 @@ def validated_order(cfg: Config, insns: Sequence[Insn],
     if last.opcode != Opcode.FINISH:
         raise ValidationError(f"instruction {n - 1} ({_kind(last)}): opcode: the program must end "
                               f"with FINISH (found none after it)", n - 1, "opcode")
-    result = schedule(insns)
+    result = schedule(insns, stage_order=stage_order)
     if result.deadlock is not None:
         d = result.deadlock
         raise ValidationError(f"instruction {d.index} ({_kind(insns[d.index])}): {d.flag}: "

@@ -18,6 +18,7 @@ from vtabench.config import Config
 from vtabench.fsim import kernels
 from vtabench.isa.insn import Insn
 from vtabench.isa.layout import AluOp, MemType, Opcode, mem_elem_bytes
+from vtabench.schedule import DEFAULT_STAGE_ORDER, Stage
 from vtabench.validate import validated_order
 
 
@@ -68,20 +69,23 @@ class Fsim:
         self._observe_alu: AluObserver | None = None
 
     def run(self, insns: Sequence[Insn], dram: np.ndarray,
-            observe_alu: AluObserver | None = None) -> FsimStats:
+            observe_alu: AluObserver | None = None,
+            stage_order: Sequence[Stage] = DEFAULT_STAGE_ORDER) -> FsimStats:
         """Validate, then execute ``insns`` against ``dram`` (1-D uint8, updated in place).
 
         ``observe_alu(insn, a, b)``, if given, sees each ALU instruction's operands before it
         runs (A = acc[dst] and B = acc[src] or the immediate, over all iterations; where
         iterations depend on each other these are the values at the instruction's start). The
         regression's functional coverage samples operand signs and shift amounts through it.
+        ``stage_order``: the stages' priority within a scheduling round; a race-free program
+        gives the same result under every order (the regression's minimiser checks that).
         """
         if not (isinstance(dram, np.ndarray) and dram.dtype == np.uint8 and dram.ndim == 1):
             raise TypeError("dram must be a 1-D uint8 numpy array (the device memory image)")
         if not dram.flags.writeable:
             raise ValueError("dram must be writable: fsim updates it in place")
         t0 = time.perf_counter()
-        order = validated_order(self.cfg, insns, dram)
+        order = validated_order(self.cfg, insns, dram, stage_order)
         self._observe_alu = observe_alu
         stats = FsimStats()
         for i in order:

@@ -10,6 +10,7 @@ minimised to a short reproducer. Results go to a JUnit XML file and a one-screen
 from __future__ import annotations
 
 import json
+import multiprocessing
 import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import ProcessPoolExecutor
@@ -166,7 +167,10 @@ def regress(config: str, count: int, seed: int, targets: list[str], *, jobs: int
     t0 = time.monotonic()
     progress(f"regress: config {cfg.name}, {len(indices)} programs, seed {seed}, targets "
              f"fsim (golden){''.join(', ' + t for t in others)}, {jobs} job(s)")
-    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+    # spawn, not fork: forking a process that runs threads (pytest-xdist's execnet, cocotb's
+    # runner) can copy a held lock into the child and hang it.
+    with ProcessPoolExecutor(max_workers=max(1, jobs),
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
         if coverage_dir is not None:
             coverage_dir.mkdir(parents=True, exist_ok=True)
             for old in coverage_dir.glob("chunk*.dat"):
