@@ -127,13 +127,6 @@ def test_regmap_constants_used_by_driver():
 # ---------------------------------------------------------------------------------------------
 
 
-def _need_core() -> None:
-    from vtabench.rtl.build import core_present
-
-    if not core_present():
-        pytest.skip("hdl/vta_core.sv not present yet")
-
-
 def _programs(cfg):  # type: ignore[no-untyped-def]
     from vtabench.isa.insn import encode_program
     from vtabench.programs import directed_programs
@@ -168,7 +161,6 @@ def cfg():  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="module")
 def rtl_runs(cfg):  # type: ignore[no-untyped-def]
-    _need_core()
     from vtabench.drivers.rtl_backend import run_in_simulator
 
     progs = _programs(cfg)
@@ -358,7 +350,6 @@ def _fault_suite(cfg, prog):  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="module")
 def faults(cfg):  # type: ignore[no-untyped-def]
-    _need_core()
     from vtabench.drivers.rtl_backend import run_in_simulator
 
     prog = _programs(cfg)[0]
@@ -523,7 +514,6 @@ def _sync_modes(cfg):  # type: ignore[no-untyped-def]
 
 
 def test_batched_sync_fewer_syncs_less_host_time(cfg):  # type: ignore[no-untyped-def]
-    _need_core()
     from vtabench.drivers.rtl_backend import run_in_simulator
 
     res = run_in_simulator(cfg, _sync_modes, (cfg,), link="gen3x16")

@@ -34,10 +34,9 @@ from vtabench.isa import encode_program
 from vtabench.isa.insn import Insn
 from vtabench.isa.layout import MemType, Opcode
 from vtabench.rtl import perf
-from vtabench.rtl.build import BUILD_ROOT, build, core_present
+from vtabench.rtl.build import BUILD_ROOT, build
 from vtabench.rtl.runner import RawProgram, run_batch
 
-pytestmark = pytest.mark.skipif(not core_present(), reason="hdl/vta_core.sv is not there yet")
 
 CONFIGS = ("default", "cloud32")
 N_RANDOM = int(os.environ.get("VTABENCH_RTL_RANDOM", "32"))
@@ -55,7 +54,7 @@ def _error_codes() -> dict[str, int]:
     return {m[1]: int(m[2], 16) for m in re.finditer(r"(ERR_\w+)\s*=\s*8'h([0-9a-fA-F]+)", text)}
 
 
-ERR = _error_codes() if core_present() else {}
+ERR = _error_codes()
 ERR_OPCODE = ERR.get("ERR_OPCODE", 0x01)
 ERR_AXI_RD = ERR.get("ERR_AXI_RD", 0x30)
 ILLEGAL_MAX_CYCLES = 2000
@@ -357,8 +356,6 @@ def test_directed(cfg_name: str, memory: str, index: int) -> None:
 
 @pytest.mark.parametrize("cfg_name", CONFIGS)
 def test_random_programs(cfg_name: str) -> None:
-    if not hasattr(P, "random_program"):
-        pytest.skip("vtabench.programs.random_program not there yet")
     res = batch(cfg_name)
     bad = []
     for i in range(N_RANDOM):
@@ -379,7 +376,7 @@ def test_illegal_opcode_stops_core(cfg_name: str) -> None:
     assert st["stray_writes"] == 0
 
 
-BAD_NAMES = list(bad_programs(load_config("default"))) if core_present() else []
+BAD_NAMES = list(bad_programs(load_config("default")))
 
 
 @pytest.mark.parametrize("cfg_name", CONFIGS)

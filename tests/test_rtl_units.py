@@ -16,7 +16,6 @@ REPO = Path(__file__).resolve().parent.parent
 HDL = REPO / "hdl"
 BUILD = Path(os.environ.get("VTABENCH_BUILD_DIR", REPO / "build")) / "units"
 
-pytest.importorskip("cocotb_tools.runner")
 
 # bench name -> (top module, files in hdl/, parameters)
 UNITS = {

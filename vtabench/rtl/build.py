@@ -135,10 +135,6 @@ def hashed_rtl_files(hdl_dir: Path = HDL_DIR) -> list[Path]:
     return sorted(p for p in hdl_dir.rglob("*.sv") if "gen" not in p.relative_to(hdl_dir).parts)
 
 
-def core_present() -> bool:
-    return (HDL_DIR / "vta_core.sv").exists()
-
-
 def build_dir_for(cfg: Config, waves: bool = False, stub: bool = False, coverage: bool = False,
                   mutation: Mutation | None = None) -> Path:
     name = (cfg.name + ("-stub" if stub else "") + ("-waves" if waves else "")
