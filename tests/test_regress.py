@@ -111,16 +111,19 @@ def test_rtl_coverage_parser(tmp_path):
     assert "DA:12,2" in (tmp_path / "cov.info").read_text()
 
 
-def test_regress_cli_fsim_vs_opencl(tmp_path, capsys):
+def test_bounded_regression_on_every_target(tmp_path, capsys):
+    """CI's bounded regression: random programs on fsim vs rtl vs opencl through the CLI."""
     junit = tmp_path / "r.xml"
-    rc = main(["regress", "--count", "12", "--seed", "4", "--targets", "fsim,opencl",
-               "--jobs", "2", "--junit", str(junit), "--save-dir", str(tmp_path / "f")])
+    rc = main(["regress", "--count", "40", "--seed", "4", "--targets", "fsim,rtl,opencl",
+               "--jobs", "2", "--junit", str(junit), "--save-dir", str(tmp_path / "f"),
+               "--coverage-json", str(tmp_path / "cov.json")])
     out = capsys.readouterr().out
     assert rc == 0, out
-    assert "12 passed, 0 failed of 12 programs on fsim vs opencl (seed 4" in out
+    assert "40 passed, 0 failed of 40 programs on fsim vs rtl vs opencl (seed 4" in out
     suite = ET.parse(junit).getroot()
-    assert suite.get("tests") == "12" and suite.get("failures") == "0"
-    assert len(suite.findall("testcase")) == 12
+    assert suite.get("tests") == "40" and suite.get("failures") == "0"
+    assert suite.get("errors") == "0" and len(suite.findall("testcase")) == 40
+    assert "functional coverage" in out and (tmp_path / "cov.json").exists()
 
 
 def test_minimiser_rejects_races_and_undefined_reads():
