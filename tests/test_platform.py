@@ -20,6 +20,7 @@ from vtabench.tb.platform.faults import FaultPlan
 from vtabench.tb.platform.link import D2H, H2D, PRESETS, LinkModel, preset
 
 from vtabench.config import load_config
+from dense_layers import gemm_layer
 
 # ---------------------------------------------------------------------------------------------
 # Cost model (no simulator)
@@ -444,35 +445,6 @@ def test_config_mismatch_refused(faults):  # type: ignore[no-untyped-def]
 
 # --- synchronization: per layer (upstream) versus batched (cloud RFC), through the runtime ------
 
-def _gemm_layer(rt, cfg, a, w, c, N, K, M, shift):  # type: ignore[no-untyped-def]
-    """C[n, m] = (sum_k A[n, k] . W[m, k]) >> shift; C has A's layout, so layers chain."""
-    from vtabench.isa.layout import AluOp, MemType
-    from vtabench.runtime import UopKernelBuilder
-
-    for m in range(M):
-        slot = m % 2
-        ib, wb, ab = slot * 64, slot * 8, slot * 64
-        rt.load(MemType.INP, ib, a.elem(cfg.inp_elem_bytes), 1, N * K, N * K)
-        rt.load(MemType.WGT, wb, w.elem(cfg.wgt_elem_bytes) + m * K, 1, K, K)
-        kb = UopKernelBuilder()
-        kb.loop_begin(N, 1, 0, 0)
-        kb.push(ab, 0, 0)
-        kb.loop_end()
-        rt.gemm(kb.build(), reset=True)
-        kb = UopKernelBuilder()
-        kb.loop_begin(N, 1, K, 0)
-        for k in range(K):
-            kb.push(ab, ib + k, wb + k)
-        kb.loop_end()
-        rt.gemm(kb.build())
-        kb = UopKernelBuilder()
-        kb.loop_begin(N, 1, 0, 0)
-        kb.push(ab)
-        kb.loop_end()
-        rt.alu(kb.build(), AluOp.SHR, shift)
-        rt.store(ab, c.elem(cfg.out_elem_bytes) + m, N, 1, M)
-
-
 def _dense_chain(target, cfg, sync):  # type: ignore[no-untyped-def]
     """Three dense layers through the runtime; returns (output, syncs, host ns, pcie delta)."""
     from vtabench.drivers import open_device
@@ -495,7 +467,7 @@ def _dense_chain(target, cfg, sync):  # type: ignore[no-untyped-def]
             wbufs.append(rt.alloc(w.nbytes))
             rt.write(wbufs[-1], w)
         for k in range(3):
-            _gemm_layer(rt, cfg, acts[k], wbufs[k], acts[k + 1], n, ks[k], ks[k + 1], 8)
+            gemm_layer(rt, cfg, acts[k], wbufs[k], acts[k + 1], n, ks[k], ks[k + 1], 8)
             rt.layer_end()
         rt.sync()
         out = rt.read(acts[-1])

@@ -7,47 +7,22 @@ import numpy as np
 import pytest
 
 from vtabench.config import load_config
-from vtabench.isa.layout import AluOp, MemType, Opcode
+from vtabench.isa.layout import MemType, Opcode
 from vtabench.runtime import (
     Runtime,
     RuntimeError_,
     UopKernelBuilder,
-    available_targets,
     open_device,
 )
 from vtabench.schedule import Stage
 from vtabench.validate import validate_program
 
+from dense_layers import gemm_layer
+
 
 @pytest.fixture(scope="module")
 def cfg():
     return load_config("default")
-
-
-def _gemm_program(rt: Runtime, cfg, a, w, c, N, K, M, shift):
-    """C[n, m] = (sum_k A[n, k] . W[m, k]) >> shift, one output block per tile, two buffers."""
-    for m in range(M):
-        slot = m % 2
-        ib, wb, ab = slot * 64, slot * 8, slot * 64
-        rt.load(MemType.INP, ib, a.elem(cfg.inp_elem_bytes), 1, N * K, N * K)
-        rt.load(MemType.WGT, wb, w.elem(cfg.wgt_elem_bytes) + m * K, 1, K, K)
-        kb = UopKernelBuilder()
-        kb.loop_begin(N, 1, 0, 0)
-        kb.push(ab, 0, 0)
-        kb.loop_end()
-        rt.gemm(kb.build(), reset=True)
-        kb = UopKernelBuilder()
-        kb.loop_begin(N, 1, K, 0)
-        for k in range(K):
-            kb.push(ab, ib + k, wb + k)
-        kb.loop_end()
-        rt.gemm(kb.build())
-        kb = UopKernelBuilder()
-        kb.loop_begin(N, 1, 0, 0)
-        kb.push(ab)
-        kb.loop_end()
-        rt.alu(kb.build(), AluOp.SHR, shift)
-        rt.store(ab, c.elem(cfg.out_elem_bytes) + m, N, 1, M)
 
 
 def test_handwritten_gemm_and_kernel_cache(cfg):
@@ -60,7 +35,7 @@ def test_handwritten_gemm_and_kernel_cache(cfg):
         a, w, c = rt.alloc(A.nbytes), rt.alloc(W.nbytes), rt.alloc(N * M * BI)
         rt.write(a, A)
         rt.write(w, W)
-        _gemm_program(rt, cfg, a, w, c, N, K, M, 8)
+        gemm_layer(rt, cfg, a, w, c, N, K, M, 8)
         insns = list(rt.insns)
         out = rt.read(c).view(np.int8).reshape(N, M, BI)
         ref = np.einsum("nki,mkoi->nmo", A.reshape(N, K, BI).astype(np.int32),
@@ -154,18 +129,6 @@ def _chain(cfg, sync: str, insn_capacity: int = 16384, uop_pool_uops: int = 1 <<
     return out, _chain_reference(cfg), type("S", (), st)
 
 
-def _chain_rtl(cfg_name: str) -> dict:
-    """Inside the platform simulator: the chain per layer and batched, with modeled time."""
-    cfg = load_config(cfg_name)
-    res = {}
-    with open_device("rtl", cfg, 1 << 24) as dev:
-        for sync in ("layer", "batch"):
-            t0 = dev.platform.now_ns()
-            out, st, summed = _chain_on(dev, cfg, sync)
-            res[sync] = (out, st, summed, dev.platform.now_ns() - t0)
-    return res
-
-
 def test_batched_vs_per_layer(cfg):
     out_b, ref, st_b = _chain(cfg, "batch")
     out_l, _, st_l = _chain(cfg, "layer")
@@ -175,23 +138,6 @@ def test_batched_vs_per_layer(cfg):
     assert st_b.syncs == 1
     # Batched, the store -> load dependency between layers travels through compute no-ops.
     assert st_b.noops >= 2
-
-
-# Only where the rtl backend exists (parametrised, not skipped).
-@pytest.mark.parametrize("target", [t for t in available_targets() if t == "rtl"])
-def test_batched_vs_per_layer_rtl(cfg, target):
-    """On the RTL behind the PCIe model: same results, fewer syncs, less modeled host time."""
-    from vtabench.drivers.rtl_backend import run_in_simulator
-
-    res = run_in_simulator(cfg, _chain_rtl, (cfg.name,))
-    ref = _chain_reference(cfg)
-    out_l, st_l, sum_l, ns_l = res["layer"]
-    out_b, st_b, sum_b, ns_b = res["batch"]
-    np.testing.assert_array_equal(out_l, ref)
-    np.testing.assert_array_equal(out_b, ref)
-    assert (st_l["syncs"], st_b["syncs"]) == (3, 1)
-    assert sum_b["run_ns"] < sum_l["run_ns"]
-    assert ns_b < ns_l
 
 
 def test_auto_sync_on_full_instruction_buffer(cfg):

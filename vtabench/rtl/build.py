@@ -71,6 +71,17 @@ class Mutation:
         return dest
 
 
+@dataclass(frozen=True)
+class Bench:
+    """A simulator top: its module, the bench files compiled after the core's, the .vlt that
+    marks its public signals, and the suffix of its build directories."""
+
+    toplevel: str
+    files: tuple[Path, ...]
+    public_vlt: Path
+    suffix: str = ""
+
+
 class RtlBuildError(RuntimeError):
     """The Verilator build failed; the message holds the tail of its log and the log's path."""
 
@@ -136,9 +147,10 @@ def hashed_rtl_files(hdl_dir: Path = HDL_DIR) -> list[Path]:
 
 
 def build_dir_for(cfg: Config, waves: bool = False, stub: bool = False, coverage: bool = False,
-                  mutation: Mutation | None = None) -> Path:
-    name = (cfg.name + ("-stub" if stub else "") + ("-waves" if waves else "")
-            + ("-cov" if coverage else "") + (f"-mut-{mutation.tag}" if mutation else ""))
+                  mutation: Mutation | None = None, bench: Bench | None = None) -> Path:
+    name = (cfg.name + ("-stub" if stub else "") + (bench or CORE_BENCH).suffix
+            + ("-waves" if waves else "") + ("-cov" if coverage else "")
+            + (f"-mut-{mutation.tag}" if mutation else ""))
     return BUILD_ROOT / name
 
 
@@ -169,6 +181,9 @@ PUBLIC_VLT = TB_HDL_DIR / "public.vlt"
 #: "top": only vta_tb_top's signals are public (tb/hdl/public.vlt); "all": the runner's
 #: --public-flat-rw on every signal (slower model; useful to poke at internals from cocotb).
 PUBLIC = os.environ.get("VTABENCH_RTL_PUBLIC", "top")
+#: The core bench: vta_core wired to the DPI DRAM model.
+CORE_BENCH = Bench(TOPLEVEL, (TB_HDL_DIR / "axi_dram.sv", TB_HDL_DIR / "vta_tb_top.sv"),
+                   PUBLIC_VLT)
 
 
 def _runner(public: str):  # -> cocotb_tools.runner.Verilator
@@ -217,13 +232,15 @@ def _hash_inputs(files: list[Path], extra: str) -> str:
 
 
 def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool = False,
-          verbose: bool = False, coverage: bool = False,
-          mutation: Mutation | None = None) -> Build:
-    """Build (or reuse) the bench simulator for ``cfg``; returns where it is. ``coverage``:
-    Verilator line and toggle coverage (each run writes coverage.dat); ``mutation``: a
-    test-only mutant of one RTL file (see :class:`Mutation`)."""
+          verbose: bool = False, coverage: bool = False, mutation: Mutation | None = None,
+          bench: Bench | None = None) -> Build:
+    """Build (or reuse) a simulator of ``cfg``; returns where it is. ``bench``: the top (the
+    core bench by default; the PCIe platform passes its own). ``coverage``: Verilator line and
+    toggle coverage (each run writes coverage.dat); ``mutation``: a test-only mutant of one RTL
+    file (see :class:`Mutation`)."""
+    bench = bench or CORE_BENCH
     setup_verilator_env()
-    bdir = build_dir_for(cfg, waves, stub, coverage, mutation)
+    bdir = build_dir_for(cfg, waves, stub, coverage, mutation, bench)
     bdir.mkdir(parents=True, exist_ok=True)
     if waves and not _have_lz4():
         raise RtlBuildError("an FST waves build needs the lz4 headers: apt-get install -y "
@@ -238,10 +255,9 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
         if not pkg.exists() or pkg.read_text() != text:
             pkg.write_text(text)
         hdl_dir = mutation.apply(bdir / "mutant_hdl") if mutation else HDL_DIR
-        sources = [pkg] + core_sources(stub, hdl_dir) + [TB_HDL_DIR / "axi_dram.sv",
-                                                         TB_HDL_DIR / "vta_tb_top.sv"]
+        sources = [pkg] + core_sources(stub, hdl_dir) + list(bench.files)
         if PUBLIC != "all":
-            sources.append(PUBLIC_VLT)
+            sources.append(bench.public_vlt)
         missing = [str(s) for s in sources if not s.exists()]
         if missing:
             raise RtlBuildError(f"missing RTL source(s): {', '.join(missing)}")
@@ -250,16 +266,16 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
         hashed = sources + ([] if stub else [f for f in hashed_rtl_files(hdl_dir)
                                              if f not in sources])
         digest = _hash_inputs(hashed + [DRAM_CPP], json.dumps(
-            [RECIPE_VERSION, args, _tool_versions(), cfg.as_dict(), PUBLIC]))
+            [RECIPE_VERSION, args, _tool_versions(), cfg.as_dict(), PUBLIC, bench.toplevel]))
         stamp = bdir / "stamp.json"
-        exe = bdir / TOPLEVEL
+        exe = bdir / bench.toplevel
         if not force and exe.exists() and stamp.exists():
             try:
                 info = json.loads(stamp.read_text())
             except ValueError:
                 info = {}
             if info.get("hash") == digest:
-                return Build(cfg.name, bdir, TOPLEVEL, waves, False,
+                return Build(cfg.name, bdir, bench.toplevel, waves, False,
                              float(info.get("seconds", 0.0)), stub)
         # A clean build: stale make dependency files (.d) of removed inputs break make.
         for entry in bdir.iterdir():
@@ -269,7 +285,7 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
         runner = _runner(PUBLIC)
         log = bdir / "build.log"
         try:
-            runner.build(sources=[str(s) for s in sources], hdl_toplevel=TOPLEVEL,
+            runner.build(sources=[str(s) for s in sources], hdl_toplevel=bench.toplevel,
                          build_dir=str(bdir), build_args=args, waves=waves,
                          timescale=("1ns", "1ps"), log_file=str(log), always=True)
         except (subprocess.CalledProcessError, SystemExit, Exception) as exc:  # noqa: BLE001
@@ -283,8 +299,8 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
                                      "sources": [str(s) for s in sources], "args": args,
                                      "tools": _tool_versions()}, indent=1))
         if verbose:
-            print(f"built {cfg.name}{' (waves)' if waves else ''} in {seconds:.1f} s: {bdir}")
-        return Build(cfg.name, bdir, TOPLEVEL, waves, True, seconds, stub)
+            print(f"built {bdir.name} in {seconds:.1f} s: {bdir}")
+        return Build(cfg.name, bdir, bench.toplevel, waves, True, seconds, stub)
 
 
 def _have_lz4() -> bool:
