@@ -193,8 +193,9 @@ class _Checker:
         values = insn.__dict__
         for name, lo, hi, width, enum in self.ranges[op]:
             v = values[name]
-            if type(v) is int and lo <= v <= hi and enum is None:
-                continue  # the common case, checked without the slow paths below
+            t = type(v)
+            if (t is int and enum is None and lo <= v <= hi) or (t is enum and enum is not None):
+                continue  # the common cases (a member of the field's enum is in range)
             if isinstance(v, (bool, float)) or not isinstance(v, (int, np.integer)):
                 raise self.fail(i, insn, name, f"{name}={v!r} is not an integer")
             if enum is not None:

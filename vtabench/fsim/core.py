@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -64,8 +65,9 @@ class Fsim:
         self.acc = np.zeros((cfg.acc_depth, b, bo), np.int32)
         self.out = np.zeros((cfg.out_depth, b, bo), np.int8)
         lay_dst_bits = cfg.log_acc_depth
-        self._uop_shifts = (0, lay_dst_bits, lay_dst_bits + cfg.uop_src_bits)
-        self._uop_masks = (cfg.acc_depth - 1, (1 << cfg.uop_src_bits) - 1, cfg.wgt_depth - 1)
+        shifts = (0, lay_dst_bits, lay_dst_bits + cfg.uop_src_bits)
+        masks = (cfg.acc_depth - 1, (1 << cfg.uop_src_bits) - 1, cfg.wgt_depth - 1)
+        self._geometry = (*shifts, *masks, cfg.acc_depth, b, bi)
         self._observe_alu: AluObserver | None = None
 
     def run(self, insns: Sequence[Insn], dram: np.ndarray,
@@ -153,38 +155,85 @@ class Fsim:
             rows[...] = src
         stats.bytes_stored[MemType.OUT.name] += n * eb
 
-    def _loop(self, insn: Insn) -> kernels.MicroLoop:
-        """The instruction's micro-op loop (docs/isa.md section 4), unexpanded."""
-        uops = self.uop[insn.uop_bgn:insn.uop_end].astype(np.int64)
-        i0 = np.arange(insn.iter_out, dtype=np.int64)[:, None]
-        i1 = np.arange(insn.iter_in, dtype=np.int64)[None, :]
-        factors = ((insn.dst_factor_out, insn.dst_factor_in),
-                   (insn.src_factor_out, insn.src_factor_in),
-                   (insn.wgt_factor_out, insn.wgt_factor_in))
-        fields = tuple((uops >> shift) & mask for shift, mask in zip(self._uop_shifts,
-                                                                      self._uop_masks))
-        offsets = tuple((i0 * fo + i1 * fi).reshape(-1) for fo, fi in factors)
-        return kernels.MicroLoop(fields, offsets)  # type: ignore[arg-type]
+    def _kernel(self, insn: Insn) -> _Kernel:
+        """The instruction's micro-op loop (docs/isa.md section 4), unexpanded, and its plans."""
+        words = self.uop[insn.uop_bgn:insn.uop_end].tobytes()
+        return _kernel(self._geometry, words, (
+            insn.iter_out, insn.iter_in, insn.dst_factor_out, insn.dst_factor_in,
+            insn.src_factor_out, insn.src_factor_in, insn.wgt_factor_out, insn.wgt_factor_in))
 
     def _gemm(self, insn: Insn, stats: FsimStats) -> None:
-        loop = self._loop(insn)
-        stats.gemm_uops += loop.size
+        k = self._kernel(insn)
+        stats.gemm_uops += k.loop.size
         if insn.reset_reg:
-            kernels.gemm_reset(self.acc, self.out, loop.expand(0))
+            kernels.gemm_reset(self.acc, self.out, k.reset_dst)
             return
-        kernels.gemm(self.acc, self.out, self.inp, self.wgt, loop)
-        stats.macs += loop.size * self.cfg.batch * self.cfg.block_in * self.cfg.block_out
+        kernels.gemm(self.acc, self.out, self.inp, self.wgt, k.loop, k.gemm_plan)
+        stats.macs += k.loop.size * self.cfg.batch * self.cfg.block_in * self.cfg.block_out
 
     def _alu(self, insn: Insn, stats: FsimStats) -> None:
-        loop = self._loop(insn)
+        k = self._kernel(insn)
+        loop = k.loop
         stats.alu_uops += loop.size
-        src = None if insn.use_imm else loop.expand(1)
         if self._observe_alu is not None:
-            dst = loop.expand(0)
-            b = np.full(1, insn.imm, np.int32) if src is None else self.acc[src]
-            self._observe_alu(insn, self.acc[dst], b)
-        kernels.alu(self.acc, self.out, AluOp(insn.alu_opcode), loop.expand(0), src,
-                    int(insn.imm))
+            b = (np.full(1, insn.imm, np.int32) if insn.use_imm
+                 else self.acc[loop.expand(1)])
+            self._observe_alu(insn, self.acc[loop.expand(0)], b)
+        use_imm = bool(insn.use_imm)
+        kernels.alu(self.acc, self.out, AluOp(insn.alu_opcode), loop, use_imm, int(insn.imm),
+                    k.alu_plan(use_imm))
+
+
+class _Kernel:
+    """A micro-op loop and the plans fsim runs it by, computed on first use.
+
+    Everything here follows from the cache key of :func:`_kernel` alone (the micro-op words,
+    the loop fields and the buffer geometry), never from buffer contents, so one kernel serves
+    every instruction that repeats the loop: a network's layers issue the same few loops many
+    times over.
+    """
+
+    def __init__(self, loop: kernels.MicroLoop, acc_depth: int, batch: int,
+                 block_in: int) -> None:
+        self.loop = loop
+        self._acc_depth, self._batch, self._block_in = acc_depth, batch, block_in
+        self._alu_plans: dict[bool, kernels.AluPlan] = {}
+
+    @cached_property
+    def gemm_plan(self) -> kernels.GemmPlan | None:
+        return kernels.gemm_plan(self.loop, self._acc_depth, self._batch, self._block_in)
+
+    @cached_property
+    def reset_dst(self) -> np.ndarray | slice:
+        dst = np.unique(self.loop.expand(0))
+        if dst.size == 0:
+            return dst
+        lo, hi = int(dst[0]), int(dst[-1]) + 1
+        return slice(lo, hi) if hi - lo == dst.size else dst
+
+    def alu_plan(self, use_imm: bool) -> kernels.AluPlan:
+        plan = self._alu_plans.get(use_imm)
+        if plan is None:
+            plan = self._alu_plans[use_imm] = kernels.alu_plan(self.loop, use_imm,
+                                                               self._acc_depth)
+        return plan
+
+
+@lru_cache(maxsize=4096)
+def _kernel(geometry: tuple[int, ...], words: bytes, fields: tuple[int, ...]) -> _Kernel:
+    """The kernel of micro-op ``words`` under loop ``fields`` (iter_out, iter_in, then the
+    out/in factors of dst, src and wgt) for one buffer ``geometry``."""
+    shifts, masks = geometry[0:3], geometry[3:6]
+    acc_depth, batch, block_in = geometry[6:]
+    iter_out, iter_in = fields[:2]
+    uops = np.frombuffer(words, np.uint32).astype(np.int64)
+    i0 = np.arange(iter_out, dtype=np.int64)[:, None]
+    i1 = np.arange(iter_in, dtype=np.int64)[None, :]
+    uop = tuple((uops >> shift) & mask for shift, mask in zip(shifts, masks))
+    off = tuple((i0 * fields[2 + 2 * k] + i1 * fields[3 + 2 * k]).reshape(-1) for k in range(3))
+    for arr in uop + off:
+        arr.setflags(write=False)  # shared by every use of the kernel
+    return _Kernel(kernels.MicroLoop(uop, off), acc_depth, batch, block_in)  # type: ignore[arg-type]
 
 
 def _dram_rows(dram: np.ndarray, start: int, rows: int, row_bytes: int, stride_bytes: int,

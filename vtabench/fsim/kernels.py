@@ -29,6 +29,9 @@ _F32_EXACT_TERMS = 1 << 10
 #: Above this many distinct micro-op patterns per GEMM, one matmul per pattern costs more in
 #: Python than grouping the iterations by weight tile.
 _MAX_PATTERNS = 64
+#: The by-micro-op path computes every (src offset, weight offset) combination of a loop; it is
+#: taken while that is at most this many times the loop's (i0, i1) pairs.
+_MAX_PRODUCT_WASTE = 2
 #: Odd random multipliers hashing a dst's sequence of weight indices (up to 2^14 of them) to one
 #: int64; equal hashes are verified before they are trusted.
 _HASH = np.random.default_rng(0x5EED).integers(1, 1 << 62, 1 << 14, dtype=np.int64) | 1
@@ -60,17 +63,21 @@ class MicroLoop:
 
 
 def gemm(acc: np.ndarray, out: np.ndarray, inp: np.ndarray, wgt: np.ndarray,
-         loop: MicroLoop) -> None:
+         loop: MicroLoop, plan: GemmPlan | None = None) -> None:
     """acc[a] += inp[s] . wgt[w]^T for every iteration; out[a] = low 8 bits of acc[a].
 
     acc / out: (depth, batch, block_out) int32 / int8; inp: (depth, batch, block_in) int8;
-    wgt: (depth, block_out, block_in) int8.
+    wgt: (depth, block_out, block_in) int8. ``plan``: :func:`gemm_plan` of the loop, when the
+    caller has one (fsim caches them per kernel); the general path below otherwise.
 
-    Iterations are grouped per dst. Dsts whose contributions use the same sequence of weight
-    tiles (a convolution's output pixels, say) form one pattern: their inp rows side by side
-    times the pattern's weight tiles stacked is one matmul that also does the reduction.
+    The general path groups iterations per dst. Dsts whose contributions use the same sequence
+    of weight tiles form one pattern: their inp rows side by side times the pattern's weight
+    tiles stacked is one matmul that also does the reduction.
     """
-    if loop.size == 0 or _gemm_by_uop(acc, out, inp, wgt, loop):
+    if loop.size == 0:
+        return
+    if plan is not None:
+        plan.run(acc, out, inp, wgt)
         return
     a, s, w = (loop.expand(k) for k in range(3))
     order = np.argsort(a, kind="stable")
@@ -107,60 +114,131 @@ class _FloatTables(dict):  # type: ignore[type-arg]
         return table
 
 
-def _side_by_side(rows: np.ndarray) -> np.ndarray:
-    """(m, r, batch, block_in) gathered inp tiles -> (m * batch, r * block_in) matmul rows."""
+def _side_by_side(rows: np.ndarray, dtype: type[np.floating] | None = None) -> np.ndarray:
+    """(m, r, batch, block_in) gathered inp tiles -> (m * batch, r * block_in) matmul rows
+    (converted to ``dtype`` in the same pass, if given)."""
     m, r, batch, block_in = rows.shape
-    return rows.transpose(0, 2, 1, 3).reshape(m * batch, r * block_in)
+    t = rows.transpose(0, 2, 1, 3)
+    if dtype is not None:
+        t = t.astype(dtype, order="C")
+    return t.reshape(m * batch, r * block_in)
 
 
 def _stacked(tiles: np.ndarray, dtype: type[np.floating]) -> np.ndarray:
     """(r, block_out, block_in) weight tiles -> (r * block_in, block_out) matmul operand."""
     r, block_out, block_in = tiles.shape
-    return tiles.astype(dtype).transpose(0, 2, 1).reshape(r * block_in, block_out)
+    return tiles.transpose(0, 2, 1).astype(dtype, order="C").reshape(r * block_in, block_out)
 
 
-def _accumulate(acc: np.ndarray, out: np.ndarray, dsts: np.ndarray, delta: np.ndarray) -> None:
-    """acc[dsts] += delta (distinct dsts, exact integer-valued delta), wrapping; out = low byte."""
-    total = acc[dsts].astype(np.int64) + delta.astype(np.int64)
-    acc[dsts] = total.astype(np.int32)  # int64 -> int32 keeps the low 32 bits: wraps
-    out[dsts] = acc[dsts].astype(np.int8)
+def _accumulate(acc: np.ndarray, out: np.ndarray, dsts: np.ndarray | slice,
+                delta: np.ndarray) -> None:
+    """acc[dsts] += delta (distinct dsts; delta integer-valued, exact), wrapping to int32;
+    out[dsts] = the low byte."""
+    if delta.dtype == np.float64:
+        delta = delta.astype(np.int64)  # may exceed int32: wrapped below
+    total = acc[dsts] + delta.astype(np.int32)  # int32 array addition wraps
+    acc[dsts] = total
+    out[dsts] = total.astype(np.int8)
 
 
-def _gemm_by_uop(acc: np.ndarray, out: np.ndarray, inp: np.ndarray, wgt: np.ndarray,
-                 loop: MicroLoop) -> bool:
-    """The common kernel shape, without expanding the loop; False when it does not apply.
+@dataclass(frozen=True)
+class _GemmGroup:
+    """One matmul of a :class:`GemmPlan`: lhs rows gathered from inp at ``src`` (rows, r),
+    weight tiles at ``wgt`` (r, columns); ``take`` picks, from the product viewed as
+    (-1, block_out), the rows of each (dst, batch) in ascending dst order; ``dst`` those dsts
+    (a slice when they are contiguous)."""
 
-    Applies when the weight indices do not move with the loop and no dst is reached from two
-    different (i0, i1) or two different micro-op dst values. Then the micro-ops sharing a dst
-    value form that dst's pattern at every (i0, i1); patterns whose src sequences are equal (a
-    convolution's output channel blocks) share one gathered operand and one matmul.
+    src: np.ndarray
+    wgt: np.ndarray
+    take: np.ndarray
+    dst: np.ndarray | slice
+    dtype: type[np.floating]
+
+
+@dataclass(frozen=True)
+class GemmPlan:
+    """The matmuls of a GEMM micro-op loop of the common shapes (see :func:`gemm_plan`)."""
+
+    groups: tuple[_GemmGroup, ...]
+
+    def run(self, acc: np.ndarray, out: np.ndarray, inp: np.ndarray, wgt: np.ndarray) -> None:
+        batch = inp.shape[1]
+        block_out = wgt.shape[1]
+        for g in self.groups:
+            lhs = _side_by_side(inp[g.src], g.dtype)
+            r, cols = g.wgt.shape
+            tiles = wgt[g.wgt]  # (r, cols, block_out, block_in)
+            rhs = tiles.transpose(0, 3, 1, 2).astype(g.dtype, order="C").reshape(
+                lhs.shape[1], cols * block_out)
+            prod = (lhs @ rhs).reshape(-1, block_out)
+            _accumulate(acc, out, g.dst, prod[g.take].reshape(-1, batch, block_out))
+
+
+def gemm_plan(loop: MicroLoop, acc_depth: int, batch: int, block_in: int) -> GemmPlan | None:
+    """Matmuls for the common kernel shapes, found from the loop alone; None when they do not
+    apply (then :func:`gemm` takes the general path).
+
+    Applies when no dst is reached from two different (i0, i1) or two different micro-op dst
+    values, and the loop's distinct (src offset, weight offset) combinations are not many more
+    than its (i0, i1) pairs (a convolution's src offset moves with the pixel, its weight offset
+    with the output channel block: every combination is used). Then the micro-ops sharing a dst
+    value form that dst's pattern. Patterns whose src sequences are equal (output channel
+    blocks) or whose weight sequences are equal (output rows) form one group, computed as one
+    matmul over every src offset and weight offset of the loop; each (i0, i1) then takes its
+    (src offset, weight offset) block of the product.
     """
+    if loop.size == 0:
+        return GemmPlan(())
     d_u, s_u, w_u = loop.uop
     off_d, off_s, off_w = loop.off
-    if off_w.any():
-        return False
+    pairs = off_d.size
     values, which = np.unique(d_u, return_inverse=True)
     if values.size > _MAX_PATTERNS:
-        return False
-    dsts = off_d[:, None] + values[None, :]  # (i0 * i1, patterns)
-    if np.bincount(dsts.reshape(-1), minlength=acc.shape[0]).max() > 1:
-        return False
+        return None
+    dsts = off_d[:, None] + values[None, :]  # (pairs, patterns)
+    if np.bincount(dsts.reshape(-1), minlength=acc_depth).max() > 1:
+        return None
+    s_vals, s_of = np.unique(off_s, return_inverse=True)
+    w_vals, w_of = np.unique(off_w, return_inverse=True)
+    n_s, n_w = s_vals.size, w_vals.size
+    if n_s * n_w > _MAX_PRODUCT_WASTE * pairs:
+        return None
     members = [np.flatnonzero(which == j) for j in range(values.size)]
-    by_src: dict[bytes, list[int]] = {}
+    by_src = _same_sequence(s_u, members)
+    by_wgt = _same_sequence(w_u, members)
+    shared_src = len(by_src) <= len(by_wgt)
+    bb = np.arange(batch)[None, None, :]
+    s_p = s_of[:, None, None]
+    w_p = w_of[:, None, None]
+    groups = []
+    for js in (by_src if shared_src else by_wgt):
+        ms = np.stack([members[j] for j in js])  # (patterns, r) micro-op indices
+        n_j, r = ms.shape
+        c = np.arange(n_j)[None, :, None]
+        if shared_src:  # product rows (s, batch), columns (pattern, w)
+            src = s_vals[:, None] + s_u[ms[0]][None, :]
+            wgt = (w_u[ms].T[:, :, None] + w_vals[None, None, :]).reshape(r, n_j * n_w)
+            row = ((s_p * batch + bb) * n_j + c) * n_w + w_p
+        else:  # product rows (pattern, s, batch), columns w
+            src = (s_vals[None, :, None] + s_u[ms][:, None, :]).reshape(n_j * n_s, r)
+            wgt = w_u[ms[0]][:, None] + w_vals[None, :]
+            row = ((c * n_s + s_p) * batch + bb) * n_w + w_p
+        dst = dsts[:, js].reshape(-1)
+        order = np.argsort(dst)
+        dst = dst[order]
+        take = row.reshape(pairs * n_j, batch)[order].reshape(-1)
+        lo, hi = int(dst[0]), int(dst[-1]) + 1
+        groups.append(_GemmGroup(src, wgt, take, slice(lo, hi) if hi - lo == dst.size else dst,
+                                 _exact_dtype(r * block_in)))
+    return GemmPlan(tuple(groups))
+
+
+def _same_sequence(seq: np.ndarray, members: list[np.ndarray]) -> list[list[int]]:
+    """Patterns (indices into ``members``) grouped by equal ``seq[members[j]]``."""
+    groups: dict[bytes, list[int]] = {}
     for j, m in enumerate(members):
-        by_src.setdefault(s_u[m].tobytes(), []).append(j)
-    batch, block_in = inp.shape[1:]
-    block_out = wgt.shape[1]
-    tables = _FloatTables(inp)
-    for js in by_src.values():
-        first = members[js[0]]
-        dtype = _exact_dtype(first.size * block_in)
-        lhs = _side_by_side(tables[dtype][off_s[:, None] + s_u[first][None, :]])
-        rhs = np.concatenate([_stacked(wgt[w_u[members[j]]], dtype) for j in js], axis=1)
-        res = (lhs @ rhs).reshape(off_d.size, batch, len(js), block_out)
-        for c, j in enumerate(js):
-            _accumulate(acc, out, dsts[:, j], res[:, :, c, :])
-    return True
+        groups.setdefault(seq[m].tobytes(), []).append(j)
+    return list(groups.values())
 
 
 def _patterns(order: np.ndarray, starts: np.ndarray, counts: np.ndarray,
@@ -252,23 +330,47 @@ def alu_op(op: AluOp, x: np.ndarray, y: np.ndarray | int) -> np.ndarray:
     raise ValueError(f"ALU opcode {op} is not one of {', '.join(o.name for o in AluOp)}")
 
 
-def alu(acc: np.ndarray, out: np.ndarray, op: AluOp, a: np.ndarray, s: np.ndarray | None,
-        imm: int) -> None:
-    """acc[a] = op(acc[a], acc[s] or imm) per iteration, in order; out[a] = low 8 bits."""
+@dataclass(frozen=True)
+class AluPlan:
+    """An ALU micro-op loop as dependency levels (see :func:`alu_plan`): per level the dsts
+    (a slice when contiguous) and the srcs in the same order (None with an immediate)."""
+
+    levels: tuple[tuple[np.ndarray | slice, np.ndarray | None], ...]
+
+    def run(self, acc: np.ndarray, out: np.ndarray, op: AluOp, imm: int) -> None:
+        for dst, src in self.levels:
+            res = alu_op(op, acc[dst], imm if src is None else acc[src])
+            acc[dst] = res
+            out[dst] = res.astype(np.int8)
+
+
+def alu_plan(loop: MicroLoop, use_imm: bool, acc_depth: int) -> AluPlan:
+    """The loop's iterations split into levels, each one gather-compute-scatter.
+
+    Within a level dsts are distinct, so its iterations may run in any order: they are sorted
+    by dst, which makes the common requantisation loops (every dst once) one slice.
+    """
+    a = loop.expand(0)
+    s = None if use_imm else loop.expand(1)
+    levels = []
     if a.size == 0:
+        return AluPlan(())
+    for level in _levels(a, s, acc_depth):
+        order = level[np.argsort(a[level], kind="stable")]
+        dst = a[order]
+        lo, hi = int(dst[0]), int(dst[-1]) + 1
+        levels.append((slice(lo, hi) if hi - lo == dst.size else dst,
+                       None if s is None else s[order]))
+    return AluPlan(tuple(levels))
+
+
+def alu(acc: np.ndarray, out: np.ndarray, op: AluOp, loop: MicroLoop, use_imm: bool,
+        imm: int, plan: AluPlan | None = None) -> None:
+    """acc[a] = op(acc[a], acc[s] or imm) per iteration, in order; out[a] = low 8 bits.
+    ``plan``: :func:`alu_plan` of the loop, when the caller has one."""
+    if loop.size == 0:
         return
-    if s is None and a[-1] - a[0] == a.size - 1 and np.all(np.diff(a) == 1):
-        # A contiguous run of dsts with an immediate (requantisation, say): work on a view.
-        view = slice(int(a[0]), int(a[-1]) + 1)
-        acc[view] = res = alu_op(op, acc[view], imm)
-        out[view] = res.astype(np.int8)
-        return
-    for level in _levels(a, s, acc.shape[0]):
-        la = a[level]
-        b = imm if s is None else acc[s[level]].astype(np.int64)
-        res = alu_op(op, acc[la], b)
-        acc[la] = res
-        out[la] = res.astype(np.int8)
+    (plan or alu_plan(loop, use_imm, acc.shape[0])).run(acc, out, op, imm)
 
 
 def _levels(a: np.ndarray, s: np.ndarray | None, depth: int) -> list[np.ndarray]:
