@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from vtabench.config import load_config
-from vtabench.fsim import Fsim, run_raw
+from vtabench.fsim import Fsim, kernels, run_raw
 from vtabench.isa.insn import Insn
 from vtabench.isa.layout import AluOp, MemType, Opcode
 from vtabench.programs import ProgramBuilder, TestProgram, Tokens, directed_programs, random_program
@@ -386,3 +386,63 @@ def test_programs_give_one_result_under_every_interleaving() -> None:
             assert result.ok
             got = reference_run(cfg, [prog.insns[i] for i in result.order], prog.dram)
             assert_same_dram(got, want, f"{prog.name} with stage order {stage_order}")
+
+
+# ---------------------------------------------------------------------------------------------
+# GEMM plans (kernel level): conv-shaped loops against a per-iteration numpy sum
+# ---------------------------------------------------------------------------------------------
+
+def _micro_loop(uops: list[tuple[int, int, int]], iters: tuple[int, int],
+                factors: tuple[tuple[int, int], ...]) -> kernels.MicroLoop:
+    fields = tuple(np.array(f, np.int64) for f in zip(*uops))
+    i0 = np.arange(iters[0])[:, None]
+    i1 = np.arange(iters[1])[None, :]
+    offs = tuple((i0 * fo + i1 * fi).reshape(-1).astype(np.int64) for fo, fi in factors)
+    return kernels.MicroLoop(fields, offs)  # type: ignore[arg-type]
+
+
+def _rows_share_weights(taps: int) -> tuple[kernels.MicroLoop, bool]:
+    """4 output rows x ``taps`` taps; i0 moves the weights (output channel block), i1 the pixel."""
+    uops = [(j, j + t, t) for j in range(4) for t in range(taps)]
+    return _micro_loop(uops, (3, 5), ((20, 4), (0, 1), (taps, 0))), True
+
+
+def _blocks_share_src() -> tuple[kernels.MicroLoop, bool]:
+    """3 output channel blocks x 4 taps; src moves with both loops, weights with i0; dsts leave
+    gaps (not one contiguous range)."""
+    uops = [(j, t, j * 4 + t) for j in range(3) for t in range(4)]
+    return _micro_loop(uops, (2, 7), ((40, 4), (7, 1), (12, 0))), True
+
+
+def _weights_move_with_pixels() -> tuple[kernels.MicroLoop, bool]:
+    """Weight and src offsets both move with both loops: too many combinations for a plan."""
+    uops = [(0, t, t) for t in range(3)]
+    return _micro_loop(uops, (4, 4), ((4, 1), (5, 1), (0, 1))), False
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("case", ["rows_share_weights", "rows_share_weights_f64",
+                                  "blocks_share_src", "weights_move_with_pixels"])
+def test_gemm_plan_matches_per_iteration_sum(case: str, batch: int) -> None:
+    loop, planned = {"rows_share_weights": lambda: _rows_share_weights(6),
+                     "rows_share_weights_f64": lambda: _rows_share_weights(70),  # 70 x 16 terms
+                     "blocks_share_src": _blocks_share_src,
+                     "weights_move_with_pixels": _weights_move_with_pixels}[case]()
+    block, depth = 16, 256
+    rng = np.random.default_rng(11)
+    inp = rng.integers(-128, 128, (depth, batch, block), dtype=np.int8)
+    wgt = rng.integers(-128, 128, (depth, block, block), dtype=np.int8)
+    acc0 = rng.integers(I32_MIN, I32_MAX, (depth, batch, block), dtype=np.int32, endpoint=True)
+    want = acc0.astype(np.int64)
+    for a, s, w in zip(*(loop.expand(k) for k in range(3))):
+        want[a] += inp[s].astype(np.int64) @ wgt[w].astype(np.int64).T
+    want = ((want + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+    plan = kernels.gemm_plan(loop, depth, batch, block)
+    assert (plan is not None) == planned
+    for use_plan in ([plan, None] if planned else [None]):
+        acc, out = acc0.copy(), np.zeros((depth, batch, block), np.int8)
+        kernels.gemm(acc, out, inp, wgt, loop, use_plan)
+        touched = np.unique(loop.expand(0))
+        np.testing.assert_array_equal(acc, np.where(np.isin(np.arange(depth), touched)[:, None, None],
+                                                    want, acc0))
+        np.testing.assert_array_equal(out[touched], want[touched].astype(np.int8))

@@ -1,16 +1,17 @@
 """Vectorised GEMM and ALU micro-op loops (docs/isa.md section 4).
 
-GEMM takes the loop unexpanded (:class:`MicroLoop`: the kernel's micro-ops and the per-(i0, i1)
-offsets), so the common kernel shapes run without materialising every iteration; the ALU takes
-per-iteration index arrays ``a`` (dst) and ``s`` (src), in iteration order.
+Both take the loop unexpanded (:class:`MicroLoop`: the kernel's micro-ops and the per-(i0, i1)
+offsets). What depends on the loop alone, not on buffer contents, is worked out once as a plan
+(:func:`gemm_plan`, :func:`alu_plan`) that fsim caches per kernel; running a plan is a few
+gathers, matmuls and scatters.
 
 GEMM never reads what it writes except ``acc[a]`` itself, and int32 wrap-around addition is
 associative and commutative, so summing every iteration's product per dst in any order gives the
 sequential result; out is the low 8 bits of the final acc. Products are computed as float matmuls
-that are exact (see _F32_EXACT_TERMS), then added to acc in int64 and wrapped to int32.
+that are exact (see _F32_EXACT_TERMS), then added to acc wrapping to int32.
 
 ALU iterations do depend on each other when a later one reads or rewrites what an earlier one
-wrote; :func:`alu` runs the whole loop as one vector operation when no such hazard exists, and
+wrote; an ALU plan runs the whole loop as one vector operation when no such hazard exists, and
 otherwise in dependency levels (each level vectorised, levels in order).
 """
 
