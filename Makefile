@@ -21,7 +21,7 @@ help:
 	@echo "make sim     run the default workload on the RTL co-simulation and check it against fsim"
 	@echo "make test    the full test suite (what CI runs)"
 	@echo "make lint    verilator -Wall lint and Yosys coarse synthesis of the core"
-	@echo "make bench   benchmarks (fsim GMAC/s, RTL cycles/s)"
+	@echo "make bench   benchmarks (fsim GMAC/s, RTL cycles/s, one ResNet-18 inference on fsim and rtl)"
 	@echo "make smoke   on-board smoke test on an OpenCL device (PLATFORM=name)"
 	@echo "make regress random differential regression (CONFIG, COUNT, SEED, TARGETS, JOBS)"
 	@echo "make gen     regenerate hdl/gen and opencl/gen from config/*.json"
@@ -49,6 +49,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bench_fsim.py
 	$(BIN)/python bench/bench_rtl.py
+	$(BIN)/python bench/bench_resnet18.py --json results/bench_resnet18.json
 
 smoke: $(STAMP)
 	$(BIN)/vtabench smoke --target opencl --platform "$(PLATFORM)" --config $(CONFIG)

@@ -167,7 +167,7 @@ class GemmPlan:
         block_out = wgt.shape[1]
         for g in self.groups:
             lhs = _side_by_side(inp[g.src], g.dtype)
-            r, cols = g.wgt.shape
+            cols = g.wgt.shape[1]
             tiles = wgt[g.wgt]  # (r, cols, block_out, block_in)
             rhs = tiles.transpose(0, 3, 1, 2).astype(g.dtype, order="C").reshape(
                 lhs.shape[1], cols * block_out)
