@@ -21,7 +21,7 @@ from functools import cache
 import numpy as np
 
 from vtabench.config import Config
-from vtabench.isa.insn import INSN_BYTES, EncodeError, Insn, decode_insn
+from vtabench.isa.insn import INSN_BYTES, EncodeError, Insn, decode_insn, decode_uops
 from vtabench.isa.layout import AluOp, MemType, Opcode, insn_layout, mem_depth, mem_elem_bytes
 from vtabench.schedule import (DEFAULT_STAGE_ORDER, POP_QUEUES, PUSH_QUEUES, Stage, schedule,
                                stage_of)
@@ -162,8 +162,6 @@ class _Checker:
         self.stored: _StoredRanges | None = None  # built at the first LOAD UOP
         self.depth = {m: mem_depth(cfg, m) for m in MemType}
         self.uop_depth = cfg.uop_depth
-        self.uop_masks = ((cfg.log_acc_depth, cfg.uop_src_bits), cfg.acc_depth - 1,
-                          (1 << cfg.uop_src_bits) - 1, cfg.wgt_depth - 1)
         self.elem_bytes = {m: mem_elem_bytes(cfg, m) for m in MemType}
         self.ranges = {op: _ranges(cfg, op) for op in Opcode}
         # Per micro-op slice (uop_bgn, uop_end): (all written, max dst, max src, max wgt) for
@@ -194,7 +192,7 @@ class _Checker:
         for name, lo, hi, width, enum in self.ranges[op]:
             v = values[name]
             t = type(v)
-            if (t is int and enum is None and lo <= v <= hi) or (t is enum and enum is not None):
+            if (t is int and enum is None and lo <= v <= hi) or t is enum:
                 continue  # the common cases (a member of the field's enum is in range)
             if isinstance(v, (bool, float)) or not isinstance(v, (int, np.integer)):
                 raise self.fail(i, insn, name, f"{name}={v!r} is not an integer")
@@ -325,10 +323,7 @@ class _Checker:
                             f"{depth} elements")
 
     def _uop_fields(self, bgn: int, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        uops = self.uop[bgn:end]
-        (acc_bits, src_bits), dst_mask, src_mask, wgt_mask = self.uop_masks
-        return (uops & dst_mask, (uops >> acc_bits) & src_mask,
-                (uops >> (acc_bits + src_bits)) & wgt_mask)
+        return decode_uops(self.cfg, self.uop[bgn:end])
 
     def _slice_summary(self, bgn: int, end: int) -> tuple[bool, int, int, int]:
         """(every slot written, max dst, max src, max wgt) of micro-op slots [bgn, end).

@@ -17,7 +17,7 @@ import numpy as np
 
 from vtabench.config import Config
 from vtabench.fsim import kernels
-from vtabench.isa.insn import Insn
+from vtabench.isa.insn import Insn, decode_uops
 from vtabench.isa.layout import AluOp, MemType, Opcode, mem_elem_bytes
 from vtabench.schedule import DEFAULT_STAGE_ORDER, Stage
 from vtabench.validate import validated_order
@@ -64,10 +64,6 @@ class Fsim:
         self.wgt = np.zeros((cfg.wgt_depth, bo, bi), np.int8)
         self.acc = np.zeros((cfg.acc_depth, b, bo), np.int32)
         self.out = np.zeros((cfg.out_depth, b, bo), np.int8)
-        lay_dst_bits = cfg.log_acc_depth
-        shifts = (0, lay_dst_bits, lay_dst_bits + cfg.uop_src_bits)
-        masks = (cfg.acc_depth - 1, (1 << cfg.uop_src_bits) - 1, cfg.wgt_depth - 1)
-        self._geometry = (*shifts, *masks, cfg.acc_depth, b, bi)
         self._observe_alu: AluObserver | None = None
 
     def run(self, insns: Sequence[Insn], dram: np.ndarray,
@@ -158,7 +154,7 @@ class Fsim:
     def _kernel(self, insn: Insn) -> _Kernel:
         """The instruction's micro-op loop (docs/isa.md section 4), unexpanded, and its plans."""
         words = self.uop[insn.uop_bgn:insn.uop_end].tobytes()
-        return _kernel(self._geometry, words, (
+        return _kernel(self.cfg, words, (
             insn.iter_out, insn.iter_in, insn.dst_factor_out, insn.dst_factor_in,
             insn.src_factor_out, insn.src_factor_in, insn.wgt_factor_out, insn.wgt_factor_in))
 
@@ -187,21 +183,21 @@ class Fsim:
 class _Kernel:
     """A micro-op loop and the plans fsim runs it by, computed on first use.
 
-    Everything here follows from the cache key of :func:`_kernel` alone (the micro-op words,
-    the loop fields and the buffer geometry), never from buffer contents, so one kernel serves
+    Everything here follows from the cache key of :func:`_kernel` alone (the configuration,
+    the micro-op words and the loop fields), never from buffer contents, so one kernel serves
     every instruction that repeats the loop: a network's layers issue the same few loops many
     times over.
     """
 
-    def __init__(self, loop: kernels.MicroLoop, acc_depth: int, batch: int,
-                 block_in: int) -> None:
+    def __init__(self, loop: kernels.MicroLoop, cfg: Config) -> None:
         self.loop = loop
-        self._acc_depth, self._batch, self._block_in = acc_depth, batch, block_in
+        self._cfg = cfg
         self._alu_plans: dict[bool, kernels.AluPlan] = {}
 
     @cached_property
     def gemm_plan(self) -> kernels.GemmPlan | None:
-        return kernels.gemm_plan(self.loop, self._acc_depth, self._batch, self._block_in)
+        cfg = self._cfg
+        return kernels.gemm_plan(self.loop, cfg.acc_depth, cfg.batch, cfg.block_in)
 
     @cached_property
     def reset_dst(self) -> np.ndarray | slice:
@@ -215,25 +211,21 @@ class _Kernel:
         plan = self._alu_plans.get(use_imm)
         if plan is None:
             plan = self._alu_plans[use_imm] = kernels.alu_plan(self.loop, use_imm,
-                                                               self._acc_depth)
+                                                               self._cfg.acc_depth)
         return plan
 
 
 @lru_cache(maxsize=4096)
-def _kernel(geometry: tuple[int, ...], words: bytes, fields: tuple[int, ...]) -> _Kernel:
+def _kernel(cfg: Config, words: bytes, fields: tuple[int, ...]) -> _Kernel:
     """The kernel of micro-op ``words`` under loop ``fields`` (iter_out, iter_in, then the
-    out/in factors of dst, src and wgt) for one buffer ``geometry``."""
-    shifts, masks = geometry[0:3], geometry[3:6]
-    acc_depth, batch, block_in = geometry[6:]
-    iter_out, iter_in = fields[:2]
-    uops = np.frombuffer(words, np.uint32).astype(np.int64)
-    i0 = np.arange(iter_out, dtype=np.int64)[:, None]
-    i1 = np.arange(iter_in, dtype=np.int64)[None, :]
-    uop = tuple((uops >> shift) & mask for shift, mask in zip(shifts, masks))
+    out/in factors of dst, src and wgt)."""
+    i0 = np.arange(fields[0], dtype=np.int64)[:, None]
+    i1 = np.arange(fields[1], dtype=np.int64)[None, :]
+    uop = decode_uops(cfg, np.frombuffer(words, np.uint32))
     off = tuple((i0 * fields[2 + 2 * k] + i1 * fields[3 + 2 * k]).reshape(-1) for k in range(3))
     for arr in uop + off:
         arr.setflags(write=False)  # shared by every use of the kernel
-    return _Kernel(kernels.MicroLoop(uop, off), acc_depth, batch, block_in)  # type: ignore[arg-type]
+    return _Kernel(kernels.MicroLoop(uop, off), cfg)  # type: ignore[arg-type]
 
 
 def _dram_rows(dram: np.ndarray, start: int, rows: int, row_bytes: int, stride_bytes: int,
