@@ -38,7 +38,8 @@ import tvm
 from tvm import s_tir, tirx
 
 from vtabench.compiler.intrin import GEMM_OP
-from vtabench.compiler.ops import CompileError
+from vtabench.compiler.ops import IMM_MAX, IMM_MIN, PAD_MAX, CompileError
+from vtabench.compiler.schedule import uop_count
 from vtabench.isa.layout import AluOp, MemType, mem_elem_bytes
 from vtabench.runtime.stream import DeviceBuffer, Runtime, UopKernelBuilder
 
@@ -133,6 +134,7 @@ def _is_load(e: Any) -> bool:
 
 
 def _load_buf(e: Any) -> Any:
+    """The buffer a BufferLoad or a BufferRegion refers to."""
     return e.source if hasattr(e, "source") else e.buffer
 
 
@@ -174,14 +176,14 @@ class Emitter:
     """Walks one lowered operator into a runtime. ``bindings`` maps PrimFunc parameter names to
     device buffers."""
 
-    def __init__(self, cfg: Config, func: tirx.PrimFunc, virtual_threads: int | None = None):
+    def __init__(self, cfg: Config, func: tirx.PrimFunc):
         self.cfg = cfg
         self.func = func
         self.params = {p.name: p for p in func.params}
         self.nests: dict[str, Nest] = {}
         self.buffers: dict[str, Any] = {}  # on-chip buffer name -> buffer
         self.alias: dict[str, str] = {}
-        self.vthreads = virtual_threads
+        self.vthreads: int | None = None  # from the tile loop's vta.virtual_threads
         self._analyze(func.body)
         if self.vthreads is None:
             self.vthreads = 2
@@ -352,8 +354,9 @@ class Emitter:
             raise CompileError(f"block {name}: first operand of {value} is not an accumulator")
         if type(b).__name__ == "IntImm":
             imm = int(b.value)
-            if not -(1 << 15) <= imm < (1 << 15):
-                raise CompileError(f"block {name}: immediate {imm} does not fit 16 bits")
+            if not IMM_MIN <= imm <= IMM_MAX:
+                raise CompileError(f"block {name}: immediate {imm} outside [{IMM_MIN}, "
+                                   f"{IMM_MAX}]")
         elif not (_is_load(b) and _scope(_load_buf(b)) == "local.acc_buffer"):
             raise CompileError(f"block {name}: second operand of {value} is neither an "
                                f"immediate nor an accumulator")
@@ -383,8 +386,8 @@ class Emitter:
             raise CompileError(f"block {name}: unknown call {call}")
         args = call.args
         reset = type(args[3]).__name__ == "IntImm" and int(args[3].value) < 0
-        acc = _region_buf(blk.writes[0])
-        bufs = {_scope(_region_buf(r)): _region_buf(r) for r in blk.reads}
+        acc = _load_buf(blk.writes[0])
+        bufs = {_scope(_load_buf(r)): _load_buf(r) for r in blk.reads}
         dc, dk = linear(args[1], lvars)
         n = Nest("gemm", loops, ext, dst_buf=acc, reset=reset,
                  dst_c=self._elem(name, dc, self._elem_scalars("acc"), []), dst_k=dk)
@@ -428,20 +431,13 @@ class Emitter:
             if n > depth[kind]:
                 raise CompileError(f"{kind} buffer overflow: {', '.join(parts[kind])} = "
                                    f"{n} elements, the buffer holds {depth[kind]}")
-        self.sram_used = used
 
     def uop_bound(self) -> int:
         """Micro-ops one tile can add to the device pool: every GEMM / ALU kernel of the
         operator, once per virtual thread (kernels differ only by their buffer copy)."""
-        total = 0
-        for n in self.nests.values():
-            if n.kind in ("gemm", "alu"):
-                ext = sorted(n.extents, reverse=True)[2:]
-                k = 1
-                for e in ext:
-                    k *= e
-                total += k
-        return total * (self.vthreads or 1)
+        total = sum(uop_count(n.extents) for n in self.nests.values()
+                    if n.kind in ("gemm", "alu"))
+        return total * self.vthreads
 
     # -- emission -----------------------------------------------------------------------------
     def emit(self, rt: Runtime, bindings: dict[str, DeviceBuffer]) -> None:
@@ -469,7 +465,6 @@ class Emitter:
         self.base, self.count = {}, {}
         self.tile_insns, self.tile_uops = 0, 0
         self._walk(self.func.body, {})
-        self.insns_total = counter.pending
         result = (max(self.tile_insns, counter.pending if not counter.tiles else 0) + 4,
                   max(self.tile_uops, self.uop_bound()))
         self.rt, self.bind, self.base, self.count = saved
@@ -496,8 +491,6 @@ class Emitter:
             tile = any(SCOPES[_scope(b)] == "acc" for b in blk.alloc_buffers)
             if tile:
                 self.rt.checkpoint(self.tile_insns, self.tile_uops)
-                if isinstance(self.rt, _CountingRuntime):
-                    self.rt.tiles += 1
                 start = (self.rt.stats.syncs, self.rt.pending, self.rt._uop_pool_used)
             for b in blk.alloc_buffers:
                 root = self._root(b.name)
@@ -510,9 +503,7 @@ class Emitter:
                 self.base[b.name] = self.base[self._root(b.name)]
             self._walk(blk.body, env)
             if tile and self.rt.stats.syncs == start[0]:
-                n = self.rt.pending - start[1]
-                self._seen = max(getattr(self, "_seen", 0), n)
-                self.tile_insns = self._seen
+                self.tile_insns = max(self.tile_insns, self.rt.pending - start[1])
                 self.tile_uops = max(self.tile_uops, self.rt._uop_pool_used - start[2])
         elif t == "SeqStmt":
             for s in stmt.seq:
@@ -527,8 +518,7 @@ class Emitter:
         return self.base[buf.name] + off // escal
 
     def _dram(self, buf: Any, k: Any, env: dict, mem: MemType) -> int:
-        escal = self._elem_scalars("acc" if mem in (MemType.ACC, MemType.ACC_8BIT, MemType.OUT)
-                                   else "inp" if mem == MemType.INP else "wgt")
+        escal = self._escal(mem)
         off = ev(k, env)
         if off % escal:
             raise CompileError(f"{buf.name}: offset {off} is not tile aligned")
@@ -556,52 +546,47 @@ class Emitter:
                 e[n.loops[i].loop_var] = v
             yield e
 
-    def _dma_shape(self, n: Nest, sram_c: list[int], dram_c: list[int], contiguous_sram: bool,
-                   allow_merge: bool) -> tuple[int | None, int | None, int, int, int, list[int]]:
-        """Pick the x loop (and merged loops), y loop; returns (x_loop, y_loop, x_size, y_size,
-        x_stride, remaining loop indices)."""
+    def _dma_shape(self, n: Nest, sram_c: list[int],
+                   dram_c: list[int]) -> tuple[int, int, int, list[int]]:
+        """Pick the x loop (merging outer loops into it where contiguous) and the y loop (the
+        same); returns (x_size, y_size, x_stride, remaining loop indices)."""
         order = list(range(len(n.loops)))  # outer first
         if not order:
-            return None, None, 1, 1, 1, []
+            return 1, 1, 1, []
         xi = order[-1]
         rest = order[:-1]
         if sram_c[xi] != 1:
-            return None, None, 1, 1, 1, order  # element by element (not expected)
+            return 1, 1, 1, order  # element by element (not expected)
         x_size = n.extents[xi]
-        merged_x = [xi]
-        while allow_merge and rest:
+        while rest:
             j = rest[-1]
-            if sram_c[j] == x_size and dram_c[j] == x_size * dram_c[merged_x[0]] and \
-                    dram_c[merged_x[0]] == 1:
+            if sram_c[j] == x_size and dram_c[j] == x_size * dram_c[xi] and dram_c[xi] == 1:
                 x_size *= n.extents[j]
-                merged_x.append(j)
                 rest = rest[:-1]
             else:
                 break
-        if dram_c[merged_x[0]] != 1:
-            return None, None, 1, 1, 1, order
+        if dram_c[xi] != 1:
+            return 1, 1, 1, order
         if not rest:
-            return merged_x, None, x_size, 1, x_size, []
+            return x_size, 1, x_size, []
         yj = rest[-1]
         if sram_c[yj] != x_size:
-            return merged_x, None, x_size, 1, x_size, rest
+            return x_size, 1, x_size, rest
         y_size = n.extents[yj]
         stride = dram_c[yj]
         rest = rest[:-1]
-        merged_y = [yj]
-        while allow_merge and rest:
+        while rest:
             j = rest[-1]
             if sram_c[j] == x_size * y_size and dram_c[j] == stride * y_size:
                 y_size *= n.extents[j]
-                merged_y.append(j)
                 rest = rest[:-1]
             else:
                 break
-        return merged_x, merged_y, x_size, y_size, stride, rest
+        return x_size, y_size, stride, rest
 
     def _emit_load(self, n: Nest, env: dict) -> None:
         if n.cond is None:
-            _, _, xs, ys, stride, rest = self._dma_shape(n, n.dst_c, n.src_c, True, True)
+            xs, ys, stride, rest = self._dma_shape(n, n.dst_c, n.src_c)
             for e in self._iterate(n, rest, env):
                 self.rt.load(n.mem, self._sram(n.dst_buf, n.dst_k, e, self._escal(n.mem)) +
                              sum(n.dst_c[i] * e[n.loops[i].loop_var] for i in range(len(n.loops))),
@@ -637,9 +622,9 @@ class Emitter:
             ys, xs = yhi - ylo + 1, xhi - xlo + 1
             if ys <= 0 or xs <= 0:
                 raise CompileError("a tile of the padded copy lies entirely in the padding")
-            if max(ypad0, ypad1, xpad0, xpad1) > 15:
-                raise CompileError(f"padding {ypad0, ypad1, xpad0, xpad1} exceeds the 4-bit "
-                                   f"pad fields")
+            if max(ypad0, ypad1, xpad0, xpad1) > PAD_MAX:
+                raise CompileError(f"padding {ypad0, ypad1, xpad0, xpad1} exceeds the pad "
+                                   f"fields (at most {PAD_MAX})")
             stride = n.src_c[yi] if yi is not None else xs
             self.rt.load(n.mem, sram0, dram0, ys, xs, stride, ypad0, ypad1, xpad0, xpad1)
 
@@ -705,7 +690,7 @@ class Emitter:
         return self._elem_scalars({MemType.INP: "inp", MemType.WGT: "wgt"}.get(mem, "acc"))
 
     def _emit_store(self, n: Nest, env: dict) -> None:
-        _, _, xs, ys, stride, rest = self._dma_shape(n, n.src_c, n.dst_c, True, True)
+        xs, ys, stride, rest = self._dma_shape(n, n.src_c, n.dst_c)
         for e in self._iterate(n, rest, env):
             sram = self._sram(n.src_buf, n.src_k, e, self._escal(MemType.OUT)) + sum(
                 n.src_c[i] * e[n.loops[i].loop_var] for i in range(len(n.loops)))
@@ -754,10 +739,6 @@ class Emitter:
             self.rt.alu(kernel, n.alu_op, n.imm)
 
 
-def _region_buf(r: Any) -> Any:
-    return r.source if hasattr(r, "source") else r.buffer
-
-
 class _CountingRuntime:
     """Counts what an emission would queue (see :meth:`Emitter.measure`)."""
 
@@ -770,7 +751,7 @@ class _CountingRuntime:
         self.stats = type("S", (), {"syncs": 0})()
 
     def checkpoint(self, *_: Any) -> None:
-        pass
+        self.tiles += 1  # the emitter checkpoints once before each tile
 
     def layer_end(self) -> None:
         pass

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 from tvm import te, tirx
 
+from vtabench.config import IMM_BITS, PAD_BITS
+
 if TYPE_CHECKING:
     from vtabench.config import Config
 
@@ -37,6 +39,11 @@ class CompileError(ValueError):
 EPILOGUE_OPS = {"bias": 0, "shift": 1, "relu": 0, "clip": 2, "residual": 0, "mul": 0}
 
 
+#: Limits of the instruction fields the compiler fills from operator parameters.
+IMM_MIN, IMM_MAX = -(1 << (IMM_BITS - 1)), (1 << (IMM_BITS - 1)) - 1
+PAD_MAX = (1 << PAD_BITS) - 1
+
+
 def _check_epilogue(ep: tuple) -> tuple:
     out = []
     for op in ep:
@@ -45,8 +52,8 @@ def _check_epilogue(ep: tuple) -> tuple:
             raise CompileError(f"bad epilogue op {op!r}; known: {sorted(EPILOGUE_OPS)}")
         if op[0] == "shift" and not 0 <= op[1] <= 31:
             raise CompileError(f"shift amount {op[1]} outside [0, 31]")
-        if op[0] == "clip" and not (-(1 << 15) <= op[1] <= op[2] < (1 << 15)):
-            raise CompileError(f"clip bounds {op[1:]} must be ordered 16-bit immediates")
+        if op[0] == "clip" and not (IMM_MIN <= op[1] <= op[2] <= IMM_MAX):
+            raise CompileError(f"clip bounds {op[1:]} must be ordered {IMM_BITS}-bit immediates")
         out.append(op)
     return tuple(out)
 
@@ -86,6 +93,9 @@ class Conv2dSpec:
                                    f"({cfg.name})")
         if self.out_h < 1 or self.out_w < 1:
             raise CompileError(f"{self.name}: empty output")
+        if self.pad > PAD_MAX:
+            raise CompileError(f"{self.name}: pad {self.pad} above the LOAD pad fields "
+                               f"({PAD_BITS} bits, at most {PAD_MAX})")
         _check_epilogue(self.epilogue)
 
 
@@ -123,7 +133,6 @@ class OpTE:
     pad: str | None  # the zero-padding stage (conv with pad > 0)
     alu_stages: list[str]  # epilogue stages, in order
     acc_inputs: list[tuple[str, str]]  # (input name, consuming stage) extra inputs into acc
-    cast_stages: list[str]  # unused (kept empty)
 
     @property
     def func_args(self) -> list[te.Tensor]:
@@ -136,12 +145,11 @@ def _ew(shape: tuple[int, ...], fn, name: str) -> te.Tensor:
 
 
 def _epilogue(acc: te.Tensor, ep: tuple, bias_shape: tuple[int, ...], out_shape: tuple[int, ...],
-              chan_axis: int) -> tuple[te.Tensor, list[te.Tensor], list[str], list[tuple[str, str]],
-                                        list[str]]:
+              chan_axis: int) -> tuple[te.Tensor, list[te.Tensor], list[str],
+                                       list[tuple[str, str]]]:
     inputs: list[te.Tensor] = []
     stages: list[str] = []
     acc_inputs: list[tuple[str, str]] = []
-    casts: list[str] = []
     x = acc
     rank = len(out_shape)
     for k, op in enumerate(_check_epilogue(ep)):
@@ -192,7 +200,7 @@ def _epilogue(acc: te.Tensor, ep: tuple, bias_shape: tuple[int, ...], out_shape:
                         f"ep{k}_mul")
             acc_inputs.append((t.op.name, x.op.name))
             stages.append(x.op.name)
-    return x, inputs, stages, acc_inputs, casts
+    return x, inputs, stages, acc_inputs
 
 
 def conv2d_te(spec: Conv2dSpec, cfg: Config) -> OpTE:
@@ -219,10 +227,10 @@ def conv2d_te(spec: Conv2dSpec, cfg: Config) -> OpTE:
     acc = te.compute(out_shape, lambda n, o, h, w, b, j: te.sum(
         src[n, ic, h * S + kh, w * S + kw, b, ii].astype("int32")
         * wgt[o, ic, kh, kw, j, ii].astype("int32"), axis=[ic, kh, kw, ii]), name="conv")
-    x, extra, stages, acc_inputs, casts = _epilogue(acc, spec.epilogue, (1, O, 1, 1, B, BO),
+    x, extra, stages, acc_inputs = _epilogue(acc, spec.epilogue, (1, O, 1, 1, B, BO),
                                                     out_shape, 1)
     out = te.compute(out_shape, lambda *i: x(*i).astype("int8"), name="out")
-    return OpTE([data, wgt, *extra], out, "conv", "pad" if P else None, stages, acc_inputs, casts)
+    return OpTE([data, wgt, *extra], out, "conv", "pad" if P else None, stages, acc_inputs)
 
 
 def dense_te(spec: DenseSpec, cfg: Config) -> OpTE:
@@ -237,9 +245,9 @@ def dense_te(spec: DenseSpec, cfg: Config) -> OpTE:
     acc = te.compute(out_shape, lambda n, m, b, j: te.sum(
         data[n, k, b, ii].astype("int32") * wgt[m, k, j, ii].astype("int32"), axis=[k, ii]),
         name="dense")
-    x, extra, stages, acc_inputs, casts = _epilogue(acc, spec.epilogue, (1, M, B, BO), out_shape, 1)
+    x, extra, stages, acc_inputs = _epilogue(acc, spec.epilogue, (1, M, B, BO), out_shape, 1)
     out = te.compute(out_shape, lambda *i: x(*i).astype("int8"), name="out")
-    return OpTE([data, wgt, *extra], out, "dense", None, stages, acc_inputs, casts)
+    return OpTE([data, wgt, *extra], out, "dense", None, stages, acc_inputs)
 
 
 def op_te(spec: Conv2dSpec | DenseSpec, cfg: Config) -> OpTE:

@@ -44,8 +44,6 @@ WGT = "local.wgt_buffer"
 #: A GEMM micro-op kernel may use at most this share of the micro-op buffer (several kernels
 #: stay resident and are reused across tiles).
 UOP_SHARE = 4
-#: Loop iteration fields are 14 bits.
-MAX_ITER = (1 << 14) - 1
 
 
 def _divisors(n: int) -> list[int]:
@@ -72,7 +70,7 @@ class Footprint:
     uops: int
 
 
-def _uop_count(extents: list[int]) -> int:
+def uop_count(extents: list[int]) -> int:
     """Micro-ops of a kernel over these loops (two largest become the hardware loops)."""
     ext = sorted((e for e in extents if e > 1), reverse=True)
     n = 1
@@ -97,13 +95,13 @@ def conv_footprint(spec: Conv2dSpec, cfg: Config, t: Tiling) -> Footprint:
         inp=t.ic * ih * iw,
         wgt=t.oc * t.ic * spec.k * spec.k,
         acc=t.oc * t.h * t.w * (1 + full) + t.oc * bias,
-        uops=_uop_count([t.oc, t.h, t.w, t.ic, spec.k, spec.k]))
+        uops=uop_count([t.oc, t.h, t.w, t.ic, spec.k, spec.k]))
 
 
 def dense_footprint(spec: DenseSpec, cfg: Config, t: Tiling) -> Footprint:
     full, bias = _extra_acc(spec.epilogue)
     return Footprint(inp=t.n * t.ic, wgt=t.oc * t.ic, acc=t.n * t.oc * (1 + full) + t.oc * bias,
-                     uops=_uop_count([t.n, t.oc, t.ic]))
+                     uops=uop_count([t.n, t.oc, t.ic]))
 
 
 def _fits(cfg: Config, fp: Footprint, slots: int) -> str | None:
@@ -130,8 +128,6 @@ def choose_conv_tiling(spec: Conv2dSpec, cfg: Config, double_buffer: bool = True
         t = Tiling(oc=to, ic=tc, h=th, w=tw)
         fp = conv_footprint(spec, cfg, t)
         if _fits(cfg, fp, slots) is not None:
-            continue
-        if (t.h - 1) * spec.stride + spec.k - 1 > 15 + spec.h and spec.pad > 15:
             continue
         cost = _conv_cost(spec, cfg, t, fp)
         if best is None or cost < best[0]:

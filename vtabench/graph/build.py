@@ -25,6 +25,7 @@ from tvm import relax
 from vtabench.graph import passes
 from vtabench.graph.frontend import import_onnx, to_graph
 from vtabench.graph.ir import CPU, VTA, Graph, Node
+from vtabench.isa.insn import INSN_BYTES
 
 FORMAT = "vtabench-vtapkg-1"
 
@@ -108,7 +109,7 @@ class RecordingDevice:
 
         for i in range(len(self.writes) - 1, -1, -1):
             a, d = self.writes[i]
-            if a == insn_addr and d.size == insn_count * 16:
+            if a == insn_addr and d.size == insn_count * INSN_BYTES:
                 self.runs.append(d.tobytes())
                 del self.writes[i]
                 break
@@ -144,7 +145,7 @@ class Program:
 
     @property
     def count(self) -> int:
-        return len(self.insns) // 16
+        return len(self.insns) // INSN_BYTES
 
 
 @dataclass
@@ -248,12 +249,6 @@ def _integer_op(bb: relax.BlockBuilder, n: Node, args: list[Any]) -> Any:
     return bb.emit(R.astype(acc, "int8"))
 
 
-def _origin(g: Graph, name: str) -> str:
-    while g.nodes[name].op == "copy":
-        name = g.nodes[name].inputs[0]
-    return name
-
-
 def _emit_cpu_node(bb: relax.BlockBuilder, g: Graph, n: Node, val: dict[str, Any]) -> Any:
     if n.is_candidate and n.q.integer_exact:
         return _integer_op(bb, n, [val[i] for i in n.inputs])
@@ -330,7 +325,6 @@ def compile_graph(g: Graph, cfg: Any, profile: bool = True, log: Any = None,
     bb = relax.BlockBuilder()
     cpu_funcs = []
     nwaves = max(wave.values()) + 1 if wave else 1
-    host_consumed_later: dict[str, bool] = {}
     for w in range(nwaves):
         nodes = [u for u in units if wave[u] == w and g.nodes[u].device == CPU
                  and g.nodes[u].op != "copy"]
@@ -347,7 +341,6 @@ def compile_graph(g: Graph, cfg: Any, profile: bool = True, log: Any = None,
             cons = g.consumers(u)
             if u in g.outputs or any(c not in inside for c in cons):
                 outs.append(u)
-                host_consumed_later[u] = True
         fname = f"cpu{w}"
         build_cpu_function(bb, g, fname, nodes, params, outs)
         cpu_funcs.append({"name": fname, "wave": w, "nodes": nodes, "params": params,

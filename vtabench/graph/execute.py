@@ -18,7 +18,7 @@ import numpy as np
 
 from vtabench.graph.build import Package, pack_act, unpack_act
 from vtabench.isa.insn import decode_program, encode_program
-from vtabench.isa.layout import MemType, Opcode, mem_elem_bytes
+from vtabench.isa.layout import Opcode, mem_elem_bytes
 
 
 @dataclass
@@ -87,8 +87,7 @@ def relocate(cfg: Any, insns: bytes, base: int) -> bytes:
     prog = decode_program(cfg, insns)
     for i in prog:
         if i.opcode in (Opcode.LOAD, Opcode.STORE) and (i.x_size and i.y_size):
-            eb = mem_elem_bytes(cfg, i.memory_type if i.memory_type != MemType.UOP else
-                                MemType.UOP)
+            eb = mem_elem_bytes(cfg, i.memory_type)
             if base % eb:
                 raise ValueError(f"base {base:#x} not aligned to {eb}-byte elements")
             i.dram_base += base // eb

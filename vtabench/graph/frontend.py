@@ -147,7 +147,6 @@ def _composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[in
     """Integer parameters of a composite and, for its parameters, which are inputs (in order)."""
     bs = _calls(func)
     params = list(func.params)
-    deq = {b.var.same_as if False else id(b.var): b.value for b in bs}  # noqa: F841
     qs = _find(bs, "relax.quantize")
     q_out = qs[-1]
     _, out_log2, out_zp = _dq_info(q_out)
@@ -288,7 +287,6 @@ def to_graph(mod: tvm.IRModule) -> Graph:
         tup = g.nodes[g.outputs[0]]
         g.outputs = [names[f] for f in tup.expr.fields]
         g.remove(tup.name)
-    g.var_names = {names[k]: k for k in names}
     return g
 
 

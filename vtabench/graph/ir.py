@@ -83,7 +83,6 @@ class Graph:
         self.order: list[str] = []
         self.inputs: list[str] = []
         self.outputs: list[str] = []
-        self.var_names: dict[str, Any] = {}
 
     def add(self, n: Node) -> Node:
         self.nodes[n.name] = n

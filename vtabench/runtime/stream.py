@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vtabench.isa.insn import INSN_BYTES, Insn, encode_program, encode_uops
-from vtabench.isa.layout import AluOp, MemType, Opcode, mem_depth, mem_elem_bytes
+from vtabench.isa.layout import AluOp, MemType, Opcode, mem_elem_bytes
 from vtabench.schedule import POP_FLAG, PUSH_FLAG, Stage, TokenQueue, stage_of
 
 if TYPE_CHECKING:
@@ -211,7 +211,7 @@ class Runtime:
                           cfg.out_elem_bytes, cfg.acc8_elem_bytes, 64)
         self._insn_buf = device.alloc(self.insn_capacity * INSN_BYTES, align=max(64, INSN_BYTES))
         self._uop_pool_uops = int(uop_pool_uops)
-        self._uop_pool = device.alloc(self._uop_pool_uops * 4, align=64)
+        self._uop_pool = device.alloc(self._uop_pool_uops * self.cfg.uop_elem_bytes, align=64)
         self._uop_pool_used = 0
         self._uop_dram: dict[Any, int] = {}  # kernel key -> element index in device memory
         self._reset_stream()
@@ -413,9 +413,10 @@ class Runtime:
                                     "pieces of work so the runtime can sync and recycle it)")
             uops = encode_uops(self.cfg, np.array(kernel.dst), np.array(kernel.src),
                                np.array(kernel.wgt))
-            addr = self._uop_pool + self._uop_pool_used * 4
+            eb = self.cfg.uop_elem_bytes
+            addr = self._uop_pool + self._uop_pool_used * eb
             self.dev.write(addr, uops)
-            self._uop_dram[key] = addr // 4
+            self._uop_dram[key] = addr // eb
             self._uop_pool_used += n
             self.stats.uop_uploads += 1
         if self._uop_sram_next + n > depth:  # buffer full: start over (compute is in order)
@@ -429,9 +430,10 @@ class Runtime:
 
     def _append_uop_load(self, sram: int, dram_elem: int, n: int) -> None:
         self.stats.uop_loads += 1
+        eb = self.cfg.uop_elem_bytes
         self._emit(Insn(Opcode.LOAD, memory_type=MemType.UOP, sram_base=sram, dram_base=dram_elem,
-                        y_size=1, x_size=n, x_stride=n), [], [(dram_elem * 4, (dram_elem + n) * 4,
-                                                                False)])
+                        y_size=1, x_size=n, x_stride=n), [],
+                   [(dram_elem * eb, (dram_elem + n) * eb, False)])
 
     def _loop_fields(self, kernel: UopKernel, alu: bool) -> dict[str, int]:
         loops = list(kernel.loops)
@@ -531,6 +533,3 @@ class Runtime:
         if exc[0] is None:
             self.close()
 
-
-def sram_depth(cfg: Config, mem: MemType) -> int:
-    return mem_depth(cfg, mem)
