@@ -4,12 +4,13 @@ import re
 
 import pytest
 
-from vtabench.rtl.lint import CONFIGS, _setup_verilator, rtl_files, verilator_lint, yosys_synth
+from vtabench.rtl.build import setup_verilator_env
+from vtabench.rtl.lint import CONFIGS, rtl_files, verilator_lint, yosys_synth
 
 
 @pytest.mark.parametrize("config", CONFIGS)
 def test_verilator_lint_wall_clean(config):
-    _setup_verilator()
+    setup_verilator_env()
     assert rtl_files()[1], "no RTL modules found"
     assert verilator_lint(config) == []
 

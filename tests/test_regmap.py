@@ -1,6 +1,5 @@
 """The BAR0 register map: one data file, generated views current, upstream offsets kept."""
 
-import os
 import shutil
 import subprocess
 import sys
@@ -9,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from vtabench import regmap, regs
+from vtabench.rtl.build import setup_verilator_env
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -55,25 +55,14 @@ def test_regmap_rejects_overlap(tmp_path):
         regmap.load_regmap(bad)
 
 
-def _verilator() -> str | None:
-    root = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" \
-        / "site-packages" / "verilator"
-    exe = root / "bin" / "verilator"
-    return str(exe) if exe.exists() else shutil.which("verilator")
-
-
 def test_register_block_lints_clean():
-    exe = _verilator()
+    setup_verilator_env()
+    exe = shutil.which("verilator")
     assert exe is not None, "verilator not found (make setup installs it)"
-    env = dict(os.environ)
-    root = Path(exe).resolve().parent.parent
-    if (root / "include").exists():
-        env["VERILATOR_ROOT"] = str(root)
-        env["PATH"] = f"{root / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     r = subprocess.run([exe, "--lint-only", "-Wall", "-Wno-UNUSEDPARAM",
                         "hdl/gen/default/vta_pkg.sv", "hdl/gen/vta_regs.sv",
                         "--top-module", "vta_regs"],
-                       cwd=REPO, env=env, capture_output=True, text=True, check=False)
+                       cwd=REPO, capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
 
 

