@@ -108,11 +108,11 @@ def test_one_sync_weights_once(small, small_runs, target):
     load = res[0].load
     assert load["syncs"] == 0
     assert load["bytes_written"] == static + programs  # weights, biases, uops, programs: once
-    assert static >= sum(1 for _ in range(1))  # non-empty
+    assert static > 0
     for r in res[:2]:
         p = r.per_inference
         assert p["syncs"] == 1
-        assert p["copies"] == 2
+        assert p["copies"] == 2  # the plan's copies (in, out); the driver counts follow
         # only the packed input activation crosses per inference (16 ch x 16 x 16 int8)
         assert p["bytes_written"] == 16 * 16 * 16 and p["writes"] == 1
         assert p["bytes_read"] == 16 and p["reads"] == 1  # the 16 int8 logits
@@ -120,20 +120,23 @@ def test_one_sync_weights_once(small, small_runs, target):
             assert p["pcie_h2d_bytes"] == 16 * 16 * 16 and p["pcie_d2h_bytes"] == 16
 
 
-def test_vs_onnxruntime(small):
+def test_vs_onnxruntime(small, cfg):
+    """The VTA package (on fsim) equals the TVM-on-CPU reference exactly and onnxruntime to
+    within one quantization step (ties round half-up here, half-to-even in ONNX)."""
     import onnxruntime as ort
-    model, x, _, ref = small
-    o = ort.InferenceSession(model.SerializeToString()).run(None, {"input": x})
+    model, x, pkg, _ = small
+    session = ort.InferenceSession(model.SerializeToString())
+    ref_pkg = reference_package(model, cfg)
     step = 2.0 ** -3  # the logits' scale
-    diff = np.abs(ref[1] - o[1]) / step
-    assert diff.max() <= 1.0 + 1e-6
-    assert np.allclose(ref[0], o[0], atol=0.05)
-    # several random inputs: never more than one step apart
-    for seed in range(3):
-        xi = np.random.default_rng(100 + seed).normal(0, 1, x.shape).astype(np.float32)
-        ours = run_package(reference_package(model, "default"), "fsim", [xi])[0].outputs[1]
-        theirs = ort.InferenceSession(model.SerializeToString()).run(None, {"input": xi})[1]
-        assert (np.abs(ours - theirs) / step).max() <= 1.0 + 1e-6
+    for xi in [x] + [np.random.default_rng(100 + seed).normal(0, 1, x.shape).astype(np.float32)
+                     for seed in range(3)]:
+        ours = run_package(pkg, "fsim", [xi])[0].outputs
+        ref = run_package(ref_pkg, "fsim", [xi])[0].outputs
+        theirs = session.run(None, {"input": xi})
+        for a, b in zip(ours, ref):
+            assert np.array_equal(a, b)
+        assert (np.abs(ours[1] - theirs[1]) / step).max() <= 1.0 + 1e-6
+        assert np.allclose(ours[0], theirs[0], atol=0.05)
 
 
 def _placement(g: Graph) -> tuple[dict[str, str], set[tuple[str, str]], int]:
@@ -150,6 +153,8 @@ def _placement(g: Graph) -> tuple[dict[str, str], set[tuple[str, str]], int]:
 
 
 def _copy_at_every_boundary(g: Graph) -> None:
+    """Every edge between devices goes through a copy, and the graph's outputs are on the CPU."""
+    assert all(g.nodes[o].device == CPU for o in g.outputs)
     for n in g.nodes.values():
         for i in n.inputs:
             p = g.nodes[i]
@@ -165,9 +170,8 @@ def test_placement_resnet50_block_permuted(cfg, force_proj_cpu):
     proj_key = None
     for residual_first, reverse in itertools.product([False, True], [False, True]):
         model = resnet50_block(residual_first=residual_first, reverse_nodes=reverse, size=56)
-        g0 = prepare_graph(model, cfg)
         if proj_key is None:  # the 1x1 64->256 conv reading the block input
-            proj_key = next(n.q.key for n in g0.nodes.values()
+            proj_key = next(n.q.key for n in prepare_graph(model, cfg).nodes.values()
                             if n.op == "conv2d" and n.q.weight.shape == (256, 64, 1, 1)
                             and not n.q.residual)
         g = prepare_graph(model, cfg, force_cpu={proj_key} if force_proj_cpu else None)
@@ -199,6 +203,10 @@ def test_resnet50_block_permuted_outputs(cfg):
     assert np.array_equal(outs[0], outs[1])
 
 
+class _Spec:  # stands for a legal VTA operator
+    pass
+
+
 def test_propagation_order_independent():
     """A layout-neutral node between devices follows all of its neighbours, for every
     permutation of its producers' order (not the first argument's device)."""
@@ -206,21 +214,23 @@ def test_propagation_order_independent():
         g = Graph()
         g.add(Node("x", "input", [], (1, 16, 4, 4), "int8"))
         g.inputs.append("x")
-        for name, dev in (("a", VTA), ("b", CPU)):
-            n = g.add(Node(name, "relax.nn.relu", ["x"], (1, 16, 4, 4), "int8"))
-            n.device = dev
+        g.add(Node("a", "conv2d", ["x"], (1, 16, 4, 4), "int8")).spec = _Spec()  # VTA
+        g.add(Node("b", "relax.nn.relu", ["x"], (1, 16, 4, 4), "int8"))  # CPU
         g.add(Node("r", "relax.reshape", list(order), (1, 256), "int8"))
-        g.add(Node("c", "relax.nn.relu", ["r"], (1, 256), "int8"))
+        if consumer_dev == VTA:
+            g.add(Node("c", "dense", ["r"], (1, 16), "int8")).spec = _Spec()
+        else:
+            g.add(Node("c", "relax.nn.relu", ["r"], (1, 256), "int8"))
         g.outputs = ["c"]
         return g
 
     for consumer in (VTA, CPU):
-        seen = set()
         for order in itertools.permutations(["a", "b"]):
             g = graph(list(order), consumer)
             passes.place(g)
-            seen.add(g.nodes["r"].device)
-        assert seen == {CPU}  # a CPU neighbour on any side keeps it on the CPU
+            dev = {k: n.device for k, n in g.nodes.items()}
+            assert (dev["a"], dev["b"], dev["c"]) == (VTA, CPU, consumer), (order, dev)
+            assert dev["r"] == CPU, (order, consumer)  # a CPU neighbour on any side: CPU
     # all neighbours on VTA -> VTA, whichever order
     g = Graph()
     g.add(Node("x", "input", [], (1, 16, 4, 4), "int8"))
@@ -230,9 +240,6 @@ def test_propagation_order_independent():
     dn = Node("dn", "dense", ["r"], (1, 16), "int8")
     g.add(dn)
     g.outputs = ["dn"]
-
-    class _Spec:  # stands for a legal operator
-        pass
     cv.spec = dn.spec = _Spec()
     passes.place(g)
     assert g.nodes["r"].device == VTA
