@@ -395,10 +395,7 @@ def test_programs_give_one_result_under_every_interleaving() -> None:
 def _micro_loop(uops: list[tuple[int, int, int]], iters: tuple[int, int],
                 factors: tuple[tuple[int, int], ...]) -> kernels.MicroLoop:
     fields = tuple(np.array(f, np.int64) for f in zip(*uops))
-    i0 = np.arange(iters[0])[:, None]
-    i1 = np.arange(iters[1])[None, :]
-    offs = tuple((i0 * fo + i1 * fi).reshape(-1).astype(np.int64) for fo, fi in factors)
-    return kernels.MicroLoop(fields, offs)  # type: ignore[arg-type]
+    return kernels.MicroLoop.build(fields, iters, factors)  # type: ignore[arg-type]
 
 
 def _rows_share_weights(taps: int) -> tuple[kernels.MicroLoop, bool]:

@@ -146,7 +146,7 @@ class _Checker:
         self.cfg = cfg
         self.dram = dram
         self.n = len(insns)
-        self.uop = np.zeros(cfg.uop_depth, np.int64)
+        self.uop = np.zeros(cfg.uop_depth, np.uint32)
         self.uop_written = np.zeros(cfg.uop_depth, bool)
         self.insns = insns
         self.stored: _StoredRanges | None = None  # built at the first LOAD UOP
@@ -268,7 +268,7 @@ class _Checker:
                             "program writes; micro-ops are validated from the DRAM image before "
                             "the run, so a program must not compute its own micro-ops")
         rows = starts[:, None] + np.arange(insn.x_size * eb)[None, :]
-        words = self.dram[rows.reshape(-1)].view("<u4").astype(np.int64)
+        words = self.dram[rows.reshape(-1)].view("<u4")
         dst = slice(insn.sram_base, insn.sram_base + words.size)
         self.uop[dst] = words
         self.uop_written[dst] = True

@@ -201,11 +201,7 @@ class _Kernel:
 
     @cached_property
     def reset_dst(self) -> np.ndarray | slice:
-        dst = np.unique(self.loop.expand(0))
-        if dst.size == 0:
-            return dst
-        lo, hi = int(dst[0]), int(dst[-1]) + 1
-        return slice(lo, hi) if hi - lo == dst.size else dst
+        return kernels.as_rows(np.unique(self.loop.expand(0)))
 
     def alu_plan(self, use_imm: bool) -> kernels.AluPlan:
         plan = self._alu_plans.get(use_imm)
@@ -219,13 +215,11 @@ class _Kernel:
 def _kernel(cfg: Config, words: bytes, fields: tuple[int, ...]) -> _Kernel:
     """The kernel of micro-op ``words`` under loop ``fields`` (iter_out, iter_in, then the
     out/in factors of dst, src and wgt)."""
-    i0 = np.arange(fields[0], dtype=np.int64)[:, None]
-    i1 = np.arange(fields[1], dtype=np.int64)[None, :]
-    uop = decode_uops(cfg, np.frombuffer(words, np.uint32))
-    off = tuple((i0 * fields[2 + 2 * k] + i1 * fields[3 + 2 * k]).reshape(-1) for k in range(3))
-    for arr in uop + off:
+    loop = kernels.MicroLoop.build(decode_uops(cfg, np.frombuffer(words, np.uint32)), fields[:2],
+                                   (fields[2:4], fields[4:6], fields[6:8]))
+    for arr in loop.uop + loop.off:
         arr.setflags(write=False)  # shared by every use of the kernel
-    return _Kernel(kernels.MicroLoop(uop, off), cfg)  # type: ignore[arg-type]
+    return _Kernel(loop, cfg)
 
 
 def _dram_rows(dram: np.ndarray, start: int, rows: int, row_bytes: int, stride_bytes: int,

@@ -54,6 +54,16 @@ class MicroLoop:
     uop: tuple[np.ndarray, np.ndarray, np.ndarray]
     off: tuple[np.ndarray, np.ndarray, np.ndarray]
 
+    @classmethod
+    def build(cls, uop: tuple[np.ndarray, np.ndarray, np.ndarray], iters: tuple[int, int],
+              factors: tuple[tuple[int, int], ...]) -> MicroLoop:
+        """The loop of micro-op fields ``uop`` (dst, src, wgt) under ``iters`` = (iter_out,
+        iter_in) and the (out, in) ``factors`` of dst, src and wgt."""
+        i0 = np.arange(iters[0], dtype=np.int64)[:, None]
+        i1 = np.arange(iters[1], dtype=np.int64)[None, :]
+        off = tuple((i0 * fo + i1 * fi).reshape(-1) for fo, fi in factors)
+        return cls(uop, off)  # type: ignore[arg-type]
+
     @property
     def size(self) -> int:
         return self.uop[0].size * self.off[0].size
@@ -228,10 +238,17 @@ def gemm_plan(loop: MicroLoop, acc_depth: int, batch: int, block_in: int) -> Gem
         order = np.argsort(dst)
         dst = dst[order]
         take = row.reshape(pairs * n_j, batch)[order].reshape(-1)
-        lo, hi = int(dst[0]), int(dst[-1]) + 1
-        groups.append(_GemmGroup(src, wgt, take, slice(lo, hi) if hi - lo == dst.size else dst,
-                                 _exact_dtype(r * block_in)))
+        groups.append(_GemmGroup(src, wgt, take, as_rows(dst), _exact_dtype(r * block_in)))
     return GemmPlan(tuple(groups))
+
+
+def as_rows(dst: np.ndarray) -> np.ndarray | slice:
+    """Distinct buffer indices in ascending order as a slice when they are contiguous (indexing
+    a view instead of gathering), else unchanged."""
+    if dst.size == 0:
+        return dst
+    lo, hi = int(dst[0]), int(dst[-1]) + 1
+    return slice(lo, hi) if hi - lo == dst.size else dst
 
 
 def _same_sequence(seq: np.ndarray, members: list[np.ndarray]) -> list[list[int]]:
@@ -359,8 +376,7 @@ def alu_plan(loop: MicroLoop, use_imm: bool, acc_depth: int) -> AluPlan:
     for level in _levels(a, s, acc_depth):
         order = level[np.argsort(a[level], kind="stable")]
         dst = a[order]
-        lo, hi = int(dst[0]), int(dst[-1]) + 1
-        levels.append((slice(lo, hi) if hi - lo == dst.size else dst,
+        levels.append((as_rows(dst),
                        None if s is None else s[order]))
     return AluPlan(tuple(levels))
 
