@@ -122,7 +122,6 @@
 #define Q_S2G 3
 
 typedef struct {
-  uint status;
   uint error;
   uint error_index;
   uint error_arg;
@@ -136,6 +135,12 @@ static int stage_of(ulong w0) {
     if (mt == VTA_MEM_ID_INP || mt == VTA_MEM_ID_WGT) return STAGE_LOAD;
   }
   return STAGE_COMPUTE;
+}
+
+/* Stream index of the first instruction at or after i that belongs to stage s (insn_count: none). */
+static uint next_of_stage(__global ulong *stream, uint insn_count, uint i, int s) {
+  while (i < insn_count && stage_of(stream[2ul * i]) != s) ++i;
+  return i;
 }
 
 /* Bit q set: the instruction pops / pushes token queue q (the table of docs/isa.md section 3;
@@ -176,6 +181,16 @@ static void copy_in(SRAM uchar *dst, __global uchar *src, uint nbytes) {
   }
 }
 
+static void copy_out(__global uchar *dst, SRAM uchar *src, uint nbytes) {
+  if ((nbytes & 3u) == 0u) {
+    __global uint *d = (__global uint *)dst;
+    SRAM uint *s = (SRAM uint *)src;
+    for (uint k = 0; k < (nbytes >> 2); ++k) d[k] = s[k];
+  } else {
+    for (uint k = 0; k < nbytes; ++k) dst[k] = src[k];
+  }
+}
+
 static void zero_sram(SRAM uchar *dst, uint nbytes) {
   if ((nbytes & 3u) == 0u) {
     SRAM uint *d = (SRAM uint *)dst;
@@ -186,17 +201,49 @@ static void zero_sram(SRAM uchar *dst, uint nbytes) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* LOAD / STORE common part: the MEM fields both use, and the SRAM / DRAM range checks.          */
+/* ------------------------------------------------------------------------------------------ */
+typedef struct {
+  uint mt, sram_base, dram_base, y_size, x_size, x_stride;
+} vta_mem_t;
+
+static void decode_mem(ulong w0, ulong w1, vta_mem_t *m) {
+  m->mt = F(w0, w1, MEM_MEMORY_TYPE);
+  m->sram_base = F(w0, w1, MEM_SRAM_BASE);
+  m->dram_base = F(w0, w1, MEM_DRAM_BASE);
+  m->y_size = F(w0, w1, MEM_Y_SIZE);
+  m->x_size = F(w0, w1, MEM_X_SIZE);
+  m->x_stride = F(w0, w1, MEM_X_STRIDE);
+}
+
+/* SRAM elements sram_base .. sram_base + sram_count - 1 must lie in a buffer of depth elements;
+ * the last DRAM element touched, dram_base + (y_size - 1) * x_stride + x_size - 1, must end
+ * within dram_bytes. Returns 1 when both hold, else sets the error and returns 0. */
+static int check_ranges(uint index, const vta_mem_t *m, ulong sram_count, uint depth,
+                        uint dram_elem, ulong dram_bytes, vta_err_t *e) {
+  if ((ulong)m->sram_base + sram_count > (ulong)depth) {
+    set_error(e, VTA_ERR_SRAM_RANGE, index, m->sram_base);
+    return 0;
+  }
+  ulong last = (ulong)m->dram_base + (ulong)(m->y_size - 1u) * m->x_stride + (m->x_size - 1u);
+  if ((last + 1ul) * dram_elem > dram_bytes) {
+    set_error(e, VTA_ERR_DRAM_RANGE, index, m->dram_base);
+    return 0;
+  }
+  return 1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* LOAD: 2-D copy with zero padding into the buffer of the memory type.                         */
 /* ------------------------------------------------------------------------------------------ */
 static void do_load(uint index, ulong w0, ulong w1, ulong dram_bytes, __global uchar *uops,
                     __global uchar *biases, __global uchar *inputs, __global uchar *weights,
                     SRAM uchar *uop_buf, SRAM uchar *inp_buf, SRAM uchar *wgt_buf,
                     SRAM uchar *acc_buf, vta_err_t *e) {
-  uint mt = F(w0, w1, MEM_MEMORY_TYPE);
-  uint sram_base = F(w0, w1, MEM_SRAM_BASE);
-  uint dram_base = F(w0, w1, MEM_DRAM_BASE);
-  uint y_size = F(w0, w1, MEM_Y_SIZE), x_size = F(w0, w1, MEM_X_SIZE);
-  uint x_stride = F(w0, w1, MEM_X_STRIDE);
+  vta_mem_t m;
+  decode_mem(w0, w1, &m);
+  uint mt = m.mt, sram_base = m.sram_base, dram_base = m.dram_base;
+  uint y_size = m.y_size, x_size = m.x_size, x_stride = m.x_stride;
   uint y_pad_0 = F(w0, w1, MEM_Y_PAD_0), y_pad_1 = F(w0, w1, MEM_Y_PAD_1);
   uint x_pad_0 = F(w0, w1, MEM_X_PAD_0), x_pad_1 = F(w0, w1, MEM_X_PAD_1);
   if (x_size == 0u || y_size == 0u) return; /* a no-op that only carries tokens */
@@ -225,16 +272,7 @@ static void do_load(uint index, ulong w0, ulong w1, ulong dram_bytes, __global u
   }
   uint row = x_pad_0 + x_size + x_pad_1;
   uint rows = y_pad_0 + y_size + y_pad_1;
-  if ((ulong)sram_base + (ulong)rows * row > (ulong)depth) {
-    set_error(e, VTA_ERR_SRAM_RANGE, index, sram_base);
-    return;
-  }
-  /* Last DRAM element read: dram_base + (y_size - 1) * x_stride + x_size - 1. */
-  ulong last = (ulong)dram_base + (ulong)(y_size - 1u) * x_stride + (x_size - 1u);
-  if ((last + 1ul) * dram_elem > dram_bytes) {
-    set_error(e, VTA_ERR_DRAM_RANGE, index, dram_base);
-    return;
-  }
+  if (!check_ranges(index, &m, (ulong)rows * row, depth, dram_elem, dram_bytes, e)) return;
   for (uint y = 0; y < rows; ++y) {
     SRAM uchar *srow = sram + (ulong)(sram_base + y * row) * sram_elem;
     int in_y = (y >= y_pad_0) && (y < y_pad_0 + y_size);
@@ -263,36 +301,20 @@ static void do_load(uint index, ulong w0, ulong w1, ulong dram_bytes, __global u
 /* ------------------------------------------------------------------------------------------ */
 static void do_store(uint index, ulong w0, ulong w1, ulong dram_bytes, __global uchar *outputs,
                      SRAM uchar *out_buf, vta_err_t *e) {
-  uint mt = F(w0, w1, MEM_MEMORY_TYPE);
-  uint sram_base = F(w0, w1, MEM_SRAM_BASE);
-  uint dram_base = F(w0, w1, MEM_DRAM_BASE);
-  uint y_size = F(w0, w1, MEM_Y_SIZE), x_size = F(w0, w1, MEM_X_SIZE);
-  uint x_stride = F(w0, w1, MEM_X_STRIDE);
-  if (x_size == 0u || y_size == 0u) return;
-  if (mt != VTA_MEM_ID_OUT) {
-    set_error(e, VTA_ERR_MEMTYPE, index, mt);
+  vta_mem_t m;
+  decode_mem(w0, w1, &m);
+  if (m.x_size == 0u || m.y_size == 0u) return;
+  if (m.mt != VTA_MEM_ID_OUT) {
+    set_error(e, VTA_ERR_MEMTYPE, index, m.mt);
     return;
   }
-  if ((ulong)sram_base + (ulong)y_size * x_size > (ulong)VTA_OUT_DEPTH) {
-    set_error(e, VTA_ERR_SRAM_RANGE, index, sram_base);
+  if (!check_ranges(index, &m, (ulong)m.y_size * m.x_size, VTA_OUT_DEPTH, VTA_OUT_ELEM_BYTES,
+                    dram_bytes, e))
     return;
-  }
-  ulong last = (ulong)dram_base + (ulong)(y_size - 1u) * x_stride + (x_size - 1u);
-  if ((last + 1ul) * VTA_OUT_ELEM_BYTES > dram_bytes) {
-    set_error(e, VTA_ERR_DRAM_RANGE, index, dram_base);
-    return;
-  }
-  for (uint y = 0; y < y_size; ++y) {
-    __global uchar *d = outputs + ((ulong)dram_base + (ulong)y * x_stride) * VTA_OUT_ELEM_BYTES;
-    SRAM uchar *s = out_buf + (ulong)(sram_base + y * x_size) * VTA_OUT_ELEM_BYTES;
-    uint nbytes = x_size * VTA_OUT_ELEM_BYTES;
-    if ((nbytes & 3u) == 0u) {
-      __global uint *dw = (__global uint *)d;
-      SRAM uint *sw = (SRAM uint *)s;
-      for (uint k = 0; k < (nbytes >> 2); ++k) dw[k] = sw[k];
-    } else {
-      for (uint k = 0; k < nbytes; ++k) d[k] = s[k];
-    }
+  for (uint y = 0; y < m.y_size; ++y) {
+    copy_out(outputs + ((ulong)m.dram_base + (ulong)y * m.x_stride) * VTA_OUT_ELEM_BYTES,
+             out_buf + (ulong)(m.sram_base + y * m.x_size) * VTA_OUT_ELEM_BYTES,
+             m.x_size * VTA_OUT_ELEM_BYTES);
   }
 }
 
@@ -354,7 +376,6 @@ static void do_compute(uint index, ulong w0, ulong w1, SRAM uchar *uop_buf, SRAM
   SRAM char *out = (SRAM char *)out_buf;
   SRAM char *inp = (SRAM char *)inp_buf;
   SRAM char *wgt = (SRAM char *)wgt_buf;
-  const uint src_depth = is_gemm ? VTA_INP_DEPTH : VTA_ACC_DEPTH;
   ulong count = 0;
   for (uint i0 = 0; i0 < iter_out; ++i0) {
     for (uint i1 = 0; i1 < iter_in; ++i1) {
@@ -398,7 +419,7 @@ static void do_compute(uint index, ulong w0, ulong w1, SRAM uchar *uop_buf, SRAM
             }
           }
         } else {
-          if (!use_imm && s >= src_depth) {
+          if (!use_imm && s >= VTA_ACC_DEPTH) {
             set_error(e, VTA_ERR_SRAM_RANGE, index, s);
             return;
           }
@@ -472,7 +493,6 @@ __kernel VTA_KERNEL_ATTR void vta_core(uint insn_count, uint insns_offset,
   __global uchar *outputs_b = (__global uchar *)outputs;
 
   vta_err_t e;
-  e.status = 0u;
   e.error = VTA_ERR_NONE;
   e.error_index = 0u;
   e.error_arg = 0u;
@@ -488,11 +508,7 @@ __kernel VTA_KERNEL_ATTR void vta_core(uint insn_count, uint insns_offset,
   uint fetch = 0u, executed = 0u, passes = 0u;
   int finished = 0;
 
-  for (int s = 0; s < 3; ++s) {
-    uint i = 0u;
-    while (i < insn_count && stage_of(stream[2ul * i]) != s) ++i;
-    next_i[s] = i;
-  }
+  for (int s = 0; s < 3; ++s) next_i[s] = next_of_stage(stream, insn_count, 0u, s);
 
   while (e.error == VTA_ERR_NONE) {
     int progress = 0;
@@ -532,9 +548,7 @@ __kernel VTA_KERNEL_ATTR void vta_core(uint insn_count, uint insns_offset,
           if (need & (1u << q)) --tokens[q];
         ++started[s];
         /* Advance to this stage's next instruction in the stream. */
-        uint j = i + 1u;
-        while (j < insn_count && stage_of(stream[2ul * j]) != s) ++j;
-        next_i[s] = j;
+        next_i[s] = next_of_stage(stream, insn_count, i + 1u, s);
         progress = 1;
         /* Execute. */
         uint op = F(w0, w1, MEM_OPCODE);
