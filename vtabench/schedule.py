@@ -127,11 +127,8 @@ def schedule(insns: Sequence[Insn], *, cmd_depth: int = CMD_QUEUE_DEPTH,
     pops: list[tuple[int, ...]] = []
     pushes: list[tuple[int, ...]] = []
     flags_cache: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
-    load, store = int(Opcode.LOAD), int(Opcode.STORE)
-    load_stage_mems = {int(MemType.INP), int(MemType.WGT)}
     for insn in insns:
-        op = insn.opcode
-        st = 2 if op == store else 0 if op == load and insn.memory_type in load_stage_mems else 1
+        st = int(stage_of(insn))
         key = (st << 4 | insn.pop_prev_dep << 3 | insn.pop_next_dep << 2
                | insn.push_prev_dep << 1 | insn.push_next_dep)
         entry = flags_cache.get(key)
@@ -208,7 +205,7 @@ def schedule(insns: Sequence[Insn], *, cmd_depth: int = CMD_QUEUE_DEPTH,
             break
 
     if len(order) < n or any(owed):
-        return ScheduleResult(order, _deadlock(insns, stages, pops, per_stage, started, fetched,
+        return ScheduleResult(order, _deadlock(n, stages, pops, per_stage, started, fetched,
                                                owed, owner, count, fetch))
     leftover = [LeftoverToken(i, TokenQueue(q).name.lower(), PUSH_FLAG[(Stage(stages[i]),
                                                                       TokenQueue(q))])
@@ -217,7 +214,7 @@ def schedule(insns: Sequence[Insn], *, cmd_depth: int = CMD_QUEUE_DEPTH,
     return ScheduleResult(order, None, leftover)
 
 
-def _deadlock(insns: Sequence[Insn], stages: list[int], pops: list[tuple[int, ...]],
+def _deadlock(n: int, stages: list[int], pops: list[tuple[int, ...]],
               per_stage: list[list[int]], started: list[int], fetched: list[int],
               owed: list[tuple[int, ...]], owner: list[int], count: list[int],
               fetch: int) -> Deadlock:
@@ -233,4 +230,4 @@ def _deadlock(insns: Sequence[Insn], stages: list[int], pops: list[tuple[int, ..
     i, q, how = min(candidates, key=lambda c: c[0])
     st = Stage(stages[i])
     flag = POP_FLAG[(st, q)] if how == "pop" else PUSH_FLAG[(st, q)]
-    return Deadlock(i, q.name.lower(), how, flag, fetch if fetch < len(insns) else None)
+    return Deadlock(i, q.name.lower(), how, flag, fetch if fetch < n else None)
