@@ -152,6 +152,25 @@ class Executor:
         self.load = self.dev.counts.minus(c0)
         self.load["wall_s"] = time.perf_counter() - t0
         self.tensors = man["tensors"]
+        self.nodes = {n["name"]: n for n in man["nodes"]}
+        self._cpu_by_wave = {f["wave"]: f for f in man["cpu_functions"]}
+        self._wave_of = {u: p.wave for p in pkg.programs for u in p.layers}
+        self._wave_of.update({u: f["wave"] for f in man["cpu_functions"] for u in f["nodes"]})
+
+    def copy_in(self, name: str, x: np.ndarray) -> None:
+        """Write activation ``x`` packed into the device tensor of copy node ``name``."""
+        self.dev.write(self.base + self.tensors[name]["addr"], pack_act(x, self.cfg))
+
+    def copy_out(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        """Read back and unpack the device tensor that copy node ``name`` takes to the host."""
+        t = self.tensors[self.nodes[name]["inputs"][0]]
+        return unpack_act(self.dev.read(self.base + t["addr"], t["nbytes"]), shape, self.cfg)
+
+    def run_wave(self, w: int) -> None:
+        """Run the device programs of wave ``w`` (one sync each)."""
+        for (a, cnt), p in zip(self.progs, self.pkg.programs):
+            if p.wave == w:
+                self.dev.run(a, cnt, timeout_s=3600)
 
     def _bar(self, i: int, n: int, what: str) -> None:
         if not self.progress:
@@ -165,8 +184,7 @@ class Executor:
         import tvm
 
         man = self.pkg.manifest
-        nodes = {n["name"]: n for n in man["nodes"]}
-        cpu_by_wave = {f["wave"]: f for f in man["cpu_functions"]}
+        nodes = self.nodes
         env: dict[str, Any] = {}
         for spec, x in zip(man["inputs"], inputs):
             env[spec["name"]] = np.ascontiguousarray(x, dtype=spec["dtype"])
@@ -180,22 +198,17 @@ class Executor:
         for k, u in enumerate(units):
             self._bar(k, len(units), u)
             n = nodes[u]
-            w = self._wave(u)
+            w = self._wave_of.get(u, -1)
             if n["op"] == "copy":
                 if n["device"] == "vta":
-                    t = self.tensors[u]
-                    self.dev.write(self.base + t["addr"], pack_act(np.asarray(env[n["inputs"][0]]),
-                                                                   self.cfg))
+                    self.copy_in(u, np.asarray(env[n["inputs"][0]]))
                 else:
-                    src = n["inputs"][0]
-                    t = self.tensors[src]
-                    raw = self.dev.read(self.base + t["addr"], t["nbytes"])
-                    env[u] = unpack_act(raw, tuple(n["shape"]), self.cfg)
+                    env[u] = self.copy_out(u, tuple(n["shape"]))
             elif n["device"] == "cpu":
                 if w in done_cpu:
                     continue
                 done_cpu.add(w)
-                f = cpu_by_wave[w]
+                f = self._cpu_by_wave[w]
                 args = [tvm.runtime.tensor(np.ascontiguousarray(env[p])) for p in f["params"]]
                 res = self.vm[f["name"]](*args)
                 outs = [res] if len(f["outputs"]) == 1 else list(res)
@@ -223,10 +236,8 @@ class Executor:
                                 d["cycles"], 1)
                         layer_rows.append(row)
                 else:
-                    for (a, cnt), p in zip(self.progs, self.pkg.programs):
-                        if p.wave == w:
-                            self._bar(k, len(units), f"device program wave {w} ({cnt} insns)")
-                            self.dev.run(a, cnt, timeout_s=3600)
+                    self._bar(k, len(units), f"device programs of wave {w}")
+                    self.run_wave(w)
         self._bar(len(units), len(units), "done")
         wall = time.perf_counter() - t0
         outs = [np.asarray(env[o["name"]]) for o in man["outputs"]]
@@ -243,16 +254,6 @@ class Executor:
     def _pcie(self) -> dict[str, Any] | None:
         f = getattr(self.dev.dev, "pcie_stats", None)
         return dict(f()) if f else None
-
-    def _wave(self, u: str) -> int:
-        man = self.pkg.manifest
-        for f in man["cpu_functions"]:
-            if u in f["nodes"]:
-                return f["wave"]
-        for p in self.pkg.programs:
-            if u in p.layers:
-                return p.wave
-        return -1
 
 
 def run_package(pkg: Package, target: str, inputs: list[np.ndarray], *, runs: int = 1,

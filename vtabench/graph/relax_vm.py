@@ -20,7 +20,6 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from vtabench.graph.build import pack_act, unpack_act
 from vtabench.graph.execute import Executor
 
 _ids = itertools.count()
@@ -86,16 +85,10 @@ class RelaxVMRunner:
 
         def fn(*args: Any) -> None:
             for name, a in zip(ins, args[:len(ins)]):
-                t = ex.tensors[name]
-                ex.dev.write(ex.base + t["addr"], pack_act(a.numpy(), ex.cfg))
-            for (addr, cnt), p in zip(ex.progs, ex.pkg.programs):
-                if p.wave == w:
-                    ex.dev.run(addr, cnt, timeout_s=3600)
+                ex.copy_in(name, a.numpy())
+            ex.run_wave(w)
             for name, o in zip(outs, args[len(ins):]):
-                src = self.nodes[name]["inputs"][0]
-                t = ex.tensors[src]
-                raw = ex.dev.read(ex.base + t["addr"], t["nbytes"])
-                o.copyfrom(unpack_act(raw, tuple(o.shape), ex.cfg))
+                o.copyfrom(ex.copy_out(name, tuple(o.shape)))
         return fn
 
     def __call__(self, *inputs: np.ndarray) -> list[np.ndarray]:
