@@ -62,7 +62,7 @@ def constants(cfg: Config) -> list[tuple[str, int, str]]:
             out.append((f"{prefix}_{f.name.upper()}_LSB", f.lsb, f"{op.name} bits "
                         f"[{f.msb}:{f.lsb}]"))
             out.append((f"{prefix}_{f.name.upper()}_WIDTH", f.width, ""))
-    for f in (uop_layout(cfg).dst, uop_layout(cfg).src, uop_layout(cfg).wgt):
+    for f in uop_layout(cfg).fields:
         out.append((f"UOP_{f.name.upper()}_LSB", f.lsb, f"micro-op bits [{f.msb}:{f.lsb}]"))
         out.append((f"UOP_{f.name.upper()}_WIDTH", f.width, ""))
     return out

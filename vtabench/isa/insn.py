@@ -206,7 +206,7 @@ def encode_uops(cfg: Config, dst: np.ndarray, src: np.ndarray, wgt: np.ndarray) 
     arrays = {"dst_idx": np.asarray(dst, np.int64), "src_idx": np.asarray(src, np.int64),
               "wgt_idx": np.asarray(wgt, np.int64)}
     out = np.zeros(np.broadcast(*arrays.values()).shape, np.uint64)
-    for f in (lay.dst, lay.src, lay.wgt):
+    for f in lay.fields:
         a = arrays[f.name]
         bad = np.flatnonzero((a < 0) | (a > f.max))
         if bad.size:
@@ -221,4 +221,4 @@ def decode_uops(cfg: Config, uops: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     """Split uint32 micro-ops into (dst, src, wgt) int64 index arrays."""
     lay = uop_layout(cfg)
     u = np.asarray(uops, np.uint32).astype(np.int64)
-    return tuple((u >> f.lsb) & f.max for f in (lay.dst, lay.src, lay.wgt))  # type: ignore[return-value]
+    return tuple((u >> f.lsb) & f.max for f in lay.fields)  # type: ignore[return-value]

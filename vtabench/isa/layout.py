@@ -142,6 +142,11 @@ class UopLayout:
     src: Field
     wgt: Field
 
+    @property
+    def fields(self) -> tuple[Field, Field, Field]:
+        """(dst, src, wgt): the order of every micro-op field tuple in the project."""
+        return self.dst, self.src, self.wgt
+
 
 @lru_cache(maxsize=None)
 def insn_layout(cfg: Config, op: Opcode) -> InsnLayout:
