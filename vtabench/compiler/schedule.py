@@ -87,7 +87,7 @@ def _extra_acc(ep: tuple) -> tuple[int, int]:
     return full, bias
 
 
-def conv_footprint(spec: Conv2dSpec, cfg: Config, t: Tiling) -> Footprint:
+def conv_footprint(spec: Conv2dSpec, t: Tiling) -> Footprint:
     ih = (t.h - 1) * spec.stride + spec.k
     iw = (t.w - 1) * spec.stride + spec.k
     full, bias = _extra_acc(spec.epilogue)
@@ -98,7 +98,7 @@ def conv_footprint(spec: Conv2dSpec, cfg: Config, t: Tiling) -> Footprint:
         uops=uop_count([t.oc, t.h, t.w, t.ic, spec.k, spec.k]))
 
 
-def dense_footprint(spec: DenseSpec, cfg: Config, t: Tiling) -> Footprint:
+def dense_footprint(spec: DenseSpec, t: Tiling) -> Footprint:
     full, bias = _extra_acc(spec.epilogue)
     return Footprint(inp=t.n * t.ic, wgt=t.oc * t.ic, acc=t.n * t.oc * (1 + full) + t.oc * bias,
                      uops=uop_count([t.n, t.oc, t.ic]))
@@ -126,7 +126,7 @@ def choose_conv_tiling(spec: Conv2dSpec, cfg: Config, double_buffer: bool = True
     for to, tc, th, tw in itertools.product(_divisors(O), _divisors(C), _divisors(Ho),
                                             _divisors(Wo)):
         t = Tiling(oc=to, ic=tc, h=th, w=tw)
-        fp = conv_footprint(spec, cfg, t)
+        fp = conv_footprint(spec, t)
         if _fits(cfg, fp, slots) is not None:
             continue
         cost = _conv_cost(spec, cfg, t, fp)
@@ -134,7 +134,7 @@ def choose_conv_tiling(spec: Conv2dSpec, cfg: Config, double_buffer: bool = True
             best = (cost, t)
     if best is None:
         t = Tiling(oc=1, ic=1, h=1, w=1)
-        why = _fits(cfg, conv_footprint(spec, cfg, t), slots)
+        why = _fits(cfg, conv_footprint(spec, t), slots)
         raise CompileError(f"{spec.name}: no tiling fits {cfg.name}: even the smallest tile "
                            f"(1 output block, 1 input block, 1x1 pixels) overflows the {why}")
     return best[1]
@@ -165,7 +165,7 @@ def choose_dense_tiling(spec: DenseSpec, cfg: Config, double_buffer: bool = True
     best = None
     for tn, tm, tk in itertools.product(_divisors(N), _divisors(M), _divisors(K)):
         t = Tiling(oc=tm, ic=tk, n=tn)
-        fp = dense_footprint(spec, cfg, t)
+        fp = dense_footprint(spec, t)
         if _fits(cfg, fp, slots) is not None:
             continue
         tiles = (N // tn) * (M // tm)
@@ -176,7 +176,7 @@ def choose_dense_tiling(spec: DenseSpec, cfg: Config, double_buffer: bool = True
             best = (cost, t)
     if best is None:
         t = Tiling(oc=1, ic=1, n=1)
-        why = _fits(cfg, dense_footprint(spec, cfg, t), slots)
+        why = _fits(cfg, dense_footprint(spec, t), slots)
         raise CompileError(f"{spec.name}: no tiling fits {cfg.name}: even the smallest tile "
                            f"overflows the {why}")
     return best[1]
@@ -227,7 +227,7 @@ def _tensorize(sch: s_tir.Schedule, cfg: Config, block: s_tir.SBlockRV, chunk: s
     sch.tensorize(iloops[-1] if cfg.batch == 1 else iloops[-2], reset)
 
 
-def schedule_conv(op: OpTE, spec: Conv2dSpec, cfg: Config, t: Tiling,
+def schedule_conv(op: OpTE, cfg: Config, t: Tiling,
                   double_buffer: bool = True) -> s_tir.Schedule:
     func = te.create_prim_func(op.func_args)
     sch = s_tir.Schedule(func)
@@ -255,7 +255,7 @@ def schedule_conv(op: OpTE, spec: Conv2dSpec, cfg: Config, t: Tiling,
     return sch
 
 
-def schedule_dense(op: OpTE, spec: DenseSpec, cfg: Config, t: Tiling,
+def schedule_dense(op: OpTE, cfg: Config, t: Tiling,
                    double_buffer: bool = True) -> s_tir.Schedule:
     func = te.create_prim_func(op.func_args)
     sch = s_tir.Schedule(func)
@@ -281,5 +281,5 @@ def schedule_dense(op: OpTE, spec: DenseSpec, cfg: Config, t: Tiling,
 def schedule_op(op: OpTE, spec: Conv2dSpec | DenseSpec, cfg: Config, t: Tiling,
                 double_buffer: bool = True) -> s_tir.Schedule:
     if isinstance(spec, Conv2dSpec):
-        return schedule_conv(op, spec, cfg, t, double_buffer)
-    return schedule_dense(op, spec, cfg, t, double_buffer)
+        return schedule_conv(op, cfg, t, double_buffer)
+    return schedule_dense(op, cfg, t, double_buffer)
