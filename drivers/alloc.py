@@ -66,10 +66,6 @@ class Allocator:
         return sum(self._free_size)
 
     @property
-    def used_bytes(self) -> int:
-        return sum(self._live.values())
-
-    @property
     def largest_free(self) -> int:
         return max(self._free_size, default=0)
 
@@ -80,19 +76,6 @@ class Allocator:
     def allocations(self) -> dict[int, int]:
         """address -> size of every live allocation."""
         return dict(self._live)
-
-    def size_of(self, addr: int) -> int:
-        try:
-            return self._live[addr]
-        except KeyError:
-            raise AllocError(f"address {addr:#x} is not a live allocation") from None
-
-    def contains(self, addr: int, nbytes: int) -> bool:
-        """Whether ``[addr, addr + nbytes)`` lies inside one live allocation."""
-        for start, size in self._live.items():
-            if start <= addr and addr + nbytes <= start + size:
-                return True
-        return False
 
     # -- alloc / free ----------------------------------------------------------------------
     def alloc(self, nbytes: int, align: int = 64) -> int:
