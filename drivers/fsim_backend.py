@@ -7,7 +7,6 @@ first (a malformed program raises ``vtabench.validate.ValidationError``).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -17,19 +16,6 @@ from vtabench.drivers.api import DEFAULT_MEM_BYTES, Device, RunResult
 
 if TYPE_CHECKING:
     from vtabench.config import Config
-
-
-def stats_dict(stats: Any) -> dict[str, Any]:
-    """Whatever fsim returns as statistics, as a plain dict."""
-    if stats is None:
-        return {}
-    if isinstance(stats, dict):
-        return dict(stats)
-    if hasattr(stats, "as_dict"):
-        return dict(stats.as_dict())
-    if dataclasses.is_dataclass(stats):
-        return dataclasses.asdict(stats)  # type: ignore[arg-type]
-    return {k: v for k, v in vars(stats).items() if not k.startswith("_")}
 
 
 class FsimDevice(Device):
@@ -56,4 +42,4 @@ class FsimDevice(Device):
         insns = decode_program(self.cfg, self.mem[insn_addr:insn_addr + 16 * insn_count].tobytes())
         t0 = time.perf_counter()
         stats = Fsim(self.cfg).run(insns, self.mem)
-        return RunResult(insn_count, time.perf_counter() - t0, stats_dict(stats))
+        return RunResult(insn_count, time.perf_counter() - t0, stats.as_dict())
