@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,12 +34,15 @@ from vtabench.drivers.alloc import Allocator, OutOfMemoryError
 
 if TYPE_CHECKING:
     from vtabench.config import Config
+    from vtabench.isa.insn import Insn
 
 __all__ = ["BACKENDS", "Device", "DeviceError", "OutOfMemoryError", "RunResult",
-           "RunTimeoutError", "open_device"]
+           "RunTimeoutError", "mem_bytes_for", "open_device", "run_program"]
 
 #: Default device memory size (bytes) when open_device is not given one.
 DEFAULT_MEM_BYTES = 64 << 20
+#: Alignment of a raw program's DRAM image (at byte 0) and of what follows it (run_program).
+PAGE_BYTES = 4096
 
 #: target name -> "module:class" of its backend (imported on first use).
 BACKENDS: dict[str, str] = {
@@ -188,3 +192,43 @@ def open_device(target: str, cfg: Config | str, mem_bytes: int = DEFAULT_MEM_BYT
         raise
     cls = getattr(module, cls_name)
     return cls(cfg, mem_bytes=mem_bytes, **opts)  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------------------------------------
+# A raw program on a device (vtabench exec, smoke, regress)
+# ---------------------------------------------------------------------------------------------
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+def mem_bytes_for(dram_bytes: int, code_bytes: int, *, guard: int = 0) -> int:
+    """Device memory :func:`run_program` needs for a DRAM image of ``dram_bytes`` and an
+    instruction stream of ``code_bytes`` (each rounded up to 4 KiB), plus ``guard`` bytes."""
+    return _align(max(dram_bytes, 1), PAGE_BYTES) + _align(code_bytes, PAGE_BYTES) + guard
+
+
+def run_program(dev: Device, program: bytes | bytearray | memoryview | np.ndarray | Sequence[Insn],
+                dram: np.ndarray, timeout_s: float | None = None, *, insn_align: int = 16
+                ) -> RunResult:
+    """Run a raw program whose DRAM image starts at device address 0 (instructions address DRAM
+    with absolute element indices: upstream's base-0 convention); ``dram`` (1-D uint8) is updated
+    in place with the image after the run. ``program``: the encoded instruction stream, or
+    instructions to encode for the device's configuration. The device's allocator is reset
+    first; the instructions go after the image, aligned to ``insn_align``."""
+    if isinstance(program, (bytes, bytearray, memoryview, np.ndarray)):
+        code = _as_bytes(program)
+    else:
+        from vtabench.isa.insn import encode_program
+
+        code = _as_bytes(encode_program(dev.cfg, list(program)))
+    dev.allocator.reset()
+    base = dev.alloc(dram.size, align=PAGE_BYTES)
+    if base != 0:
+        raise DeviceError(f"DRAM image placed at {base:#x}, not 0")
+    iaddr = dev.alloc(code.size, align=insn_align)
+    dev.write(base, dram)
+    dev.write(iaddr, code)
+    result = dev.run(iaddr, code.size // 16, timeout_s)
+    dram[:] = dev.read(base, dram.size)
+    return result

@@ -32,7 +32,7 @@ import numpy as np
 import pyopencl as cl
 
 from vtabench.drivers.api import (DEFAULT_MEM_BYTES, Device, DeviceError, RunResult,
-                                  RunTimeoutError)
+                                  RunTimeoutError, mem_bytes_for, run_program)
 
 if TYPE_CHECKING:
     from vtabench.config import Config
@@ -484,37 +484,11 @@ def _exec_status_name(st: int) -> str:
 # `vtabench exec --target opencl`
 # ---------------------------------------------------------------------------------------------
 
-def _align(n: int, a: int) -> int:
-    return (n + a - 1) // a * a
-
-
-def run_program(dev: OpenCLDevice, cfg: Config, insns: list[Insn], dram: np.ndarray,
-                timeout_s: float | None = None) -> RunResult:
-    """Run a program whose DRAM image starts at device address 0 (upstream's base-0 convention);
-    ``dram`` is updated in place. The device's allocator is reset first."""
-    from vtabench.isa.insn import encode_program
-
-    code = encode_program(cfg, insns)
-    dev.allocator.reset()
-    base = dev.alloc(dram.size, align=4096)
-    assert base == 0
-    iaddr = dev.alloc(len(code), align=16)
-    dev.write(base, dram)
-    dev.write(iaddr, code)
-    result = dev.run(iaddr, len(insns), timeout_s)
-    dram[:] = dev.read(base, dram.size)
-    return result
-
-
-def mem_bytes_for(dram_size: int, n_insns: int) -> int:
-    return _align(dram_size, 4096) + _align(16 * n_insns, 4096)
-
-
 def run_raw(cfg: Config, insns: list[Insn], dram: np.ndarray, *, seed: int | None = None,
             waves: object = None, timeout_s: float | None = None, platform: str | None = None,
             device: str | None = None, **opts: Any) -> dict[str, object]:
     """Run a validated raw program on an OpenCL device; ``dram`` (uint8) is updated in place."""
-    with OpenCLDevice(cfg, mem_bytes_for(dram.size, len(insns)), platform=platform,
+    with OpenCLDevice(cfg, mem_bytes_for(dram.size, 16 * len(insns)), platform=platform,
                       device=device, **opts) as dev:
-        result = run_program(dev, cfg, insns, dram, timeout_s)
+        result = run_program(dev, insns, dram, timeout_s)
     return {k: (f"{v:.6f}" if isinstance(v, float) else v) for k, v in result.stats.items()}

@@ -29,6 +29,7 @@ from vtabench.validate import ValidationError, validate_program
 
 from vtabench.drivers import RunTimeoutError  # noqa: E402
 from vtabench.drivers import opencl_backend as ob  # noqa: E402
+from vtabench.drivers.api import run_program  # noqa: E402
 from vtabench.fsim import Fsim  # noqa: E402
 
 CONFIGS = ("default", "cloud32")
@@ -53,7 +54,7 @@ def check(cfg: Config, prog: TestProgram) -> None:
     ref = prog.dram.copy()
     Fsim(cfg).run(prog.insns, ref)
     got = prog.dram.copy()
-    ob.run_program(device(cfg.name), cfg, prog.insns, got, timeout_s=60)
+    run_program(device(cfg.name), prog.insns, got, timeout_s=60)
     if not np.array_equal(ref, got):
         diff = np.flatnonzero(ref != got)
         pytest.fail(f"{prog.name} ({cfg.name}): {diff.size} bytes differ from fsim, first at "
@@ -277,7 +278,7 @@ def test_run_timeout() -> None:
     dev = ob.OpenCLDevice(cfg, 1 << 16, platform=PLATFORM)
     try:
         with pytest.raises(RunTimeoutError) as info:
-            ob.run_program(dev, cfg, prog.insns, prog.dram.copy(), timeout_s=0.05)
+            run_program(dev, prog.insns, prog.dram.copy(), timeout_s=0.05)
         assert "did not finish within 0.05 s" in str(info.value)
         assert info.value.timeout_s == 0.05
     finally:
@@ -293,7 +294,7 @@ def test_binary_roundtrip_and_config_mismatch() -> None:
         ref = prog.dram.copy()
         Fsim(cfg).run(prog.insns, ref)
         got = prog.dram.copy()
-        ob.run_program(dev2, cfg, prog.insns, got)
+        run_program(dev2, prog.insns, got)
         assert np.array_equal(got, ref)
     with pytest.raises(ob.OpenCLError, match="does not match configuration cloud32"):
         ob.OpenCLDevice(load_config("cloud32"), 1 << 20, platform=PLATFORM, binary=binary)
@@ -311,7 +312,7 @@ def test_onchip_build_upstream_abi() -> None:
             ref = prog.dram.copy()
             Fsim(cfg).run(prog.insns, ref)
             got = prog.dram.copy()
-            ob.run_program(dev, cfg, prog.insns, got, timeout_s=60)
+            run_program(dev, prog.insns, got, timeout_s=60)
             assert np.array_equal(got, ref), prog.name
 
 

@@ -221,12 +221,12 @@ def run_smoke(cfg: Config, target: str = "opencl", *, command: str = "",
               programs: list[TestProgram] | None = None, timeout_s: float = 120.0,
               log: Any = print, **opts: Any) -> SmokeReport:
     """Run the smoke set on one device; returns the report (log gets one line per program)."""
-    from vtabench.drivers import open_device
+    from vtabench.drivers.api import mem_bytes_for, open_device, run_program
     from vtabench.fsim import Fsim
     from vtabench.isa.insn import encode_program
 
     programs = programs if programs is not None else smoke_programs(cfg)
-    mem = max(_align(p.dram.size, 4096) + _align(16 * len(p.insns), 4096) for p in programs)
+    mem = max(mem_bytes_for(p.dram.size, 16 * len(p.insns)) for p in programs)
     t0 = time.perf_counter()
     dev = open_device(target, cfg, mem_bytes=mem, **opts)
     setup = time.perf_counter() - t0
@@ -249,13 +249,7 @@ def run_smoke(cfg: Config, target: str = "opencl", *, command: str = "",
             res = ProgramResult(p.name, len(p.insns), p.dram.size, gemm_uops, False, 0.0, None,
                                 fsim_s)
             try:
-                dev.allocator.reset()
-                base = dev.alloc(got.size, align=4096)
-                iaddr = dev.alloc(len(code), align=16)
-                dev.write(base, got)
-                dev.write(iaddr, code)
-                run = dev.run(iaddr, len(p.insns), timeout_s)
-                got[:] = dev.read(base, got.size)
+                run = run_program(dev, code, got, timeout_s)
                 res.device_s = run.wall_s
                 k = run.stats.get("kernel_s")
                 res.kernel_s = float(k) if k is not None else None
@@ -275,7 +269,3 @@ def run_smoke(cfg: Config, target: str = "opencl", *, command: str = "",
     log(f"{'PASS' if report.passed else 'FAIL'}: {n_pass}/{len(report.results)} programs match "
         f"fsim on {dev.name}")
     return report
-
-
-def _align(n: int, a: int) -> int:
-    return (n + a - 1) // a * a
