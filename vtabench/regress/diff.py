@@ -77,7 +77,8 @@ def run_on_target(cfg: Config, target: str, programs: Sequence[TestProgram], *, 
     """Run every program on ``target``; returns the DRAM images after the runs (inputs untouched)
     and, per program, None or why the run did not complete (a core error code, a timeout).
 
-    rtl runs the whole list in one simulator process; opencl reuses one built kernel.
+    rtl runs the whole list in one simulator process; opencl opens one device (one kernel build,
+    memory for the largest program) and runs every program on it.
     """
     opts = dict(target_opts or {})
     images = [p.dram.copy() for p in programs]
@@ -96,14 +97,23 @@ def run_on_target(cfg: Config, target: str, programs: Sequence[TestProgram], *, 
         for p, img in zip(programs, images):
             Fsim(cfg).run(p.insns, img)
     elif target == "opencl":
-        from vtabench.drivers.api import DeviceError
-        from vtabench.drivers.opencl_backend import run_raw
+        from vtabench.drivers.api import DeviceError, mem_bytes_for, run_program
+        from vtabench.drivers.opencl_backend import OpenCLDevice
 
-        for k, (p, img) in enumerate(zip(programs, images)):
-            try:
-                run_raw(cfg, p.insns, img, seed=seed, **opts)
-            except DeviceError as exc:
-                problems[k] = f"opencl: {exc}"
+        opts.pop("waves", None)
+        timeout_s = opts.pop("timeout_s", None)
+        mem = max((mem_bytes_for(p.dram.size, 16 * len(p.insns)) for p in programs), default=16)
+        try:
+            dev = OpenCLDevice(cfg, mem, **opts)
+        except DeviceError as exc:
+            problems = [f"opencl: {exc}"] * len(programs)
+        else:
+            with dev:
+                for k, (p, img) in enumerate(zip(programs, images)):
+                    try:  # the allocator is reset for each program
+                        run_program(dev, p.insns, img, timeout_s)
+                    except DeviceError as exc:
+                        problems[k] = f"opencl: {exc}"
     else:
         raise ValueError(f"unknown target {target!r}; expected fsim, rtl or opencl")
     return images, problems
