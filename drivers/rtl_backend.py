@@ -40,10 +40,7 @@ from __future__ import annotations
 
 import copyreg
 import pickle
-import random
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -64,8 +61,6 @@ from vtabench import regs as R
 if TYPE_CHECKING:
     from vtabench.config import Config
 
-REPO = Path(__file__).resolve().parent.parent
-
 #: Core error codes (hdl/vta_err_pkg.sv) for messages.
 CORE_ERRORS = {0x01: "illegal opcode", 0x02: "illegal memory type / routing / token flag / pad",
                0x03: "illegal ALU opcode", 0x04: "FINISH misuse", 0x05: "misaligned base",
@@ -82,6 +77,8 @@ COUNTER_REGS = ("CYCLES", "LOAD_BUSY_CYCLES", "COMPUTE_BUSY_CYCLES", "STORE_BUSY
                 "LOAD_INSNS", "COMPUTE_INSNS", "STORE_INSNS", "ACC_WRITES", "ERROR_CODE",
                 "ERROR_INSN", "STATUS")
 ALL_ONES = 0xFFFFFFFF
+#: IRQ_STATUS write that acknowledges both interrupt sources (write one to clear).
+IRQ_CLEAR = R.IRQ_STATUS_FINISH | R.IRQ_STATUS_ERROR
 
 
 # ------------------------------------------------------------------------------------------------
@@ -201,7 +198,7 @@ class RtlDevice(Device):
         for name in ("UOP", "INP", "WGT", "ACC", "OUT"):
             ops += [("w", R.REGISTERS[f"{name}_BASE_LO"], 0),
                     ("w", R.REGISTERS[f"{name}_BASE_HI"], 0)]
-        ops += [("w", R.IRQ_STATUS, R.IRQ_STATUS_FINISH | R.IRQ_STATUS_ERROR),
+        ops += [("w", R.IRQ_STATUS, IRQ_CLEAR),
                 ("w", R.IRQ_ENABLE, (R.IRQ_ENABLE_FINISH | R.IRQ_ENABLE_ERROR)
                  if self.use_irq else 0)]
         _call(plat.mmio, ops)
@@ -273,7 +270,7 @@ class RtlDevice(Device):
         while plat.take_msi():  # stale interrupts of earlier runs
             pass
         t_launch = plat.now_ns()
-        _call(plat.mmio, [("w", R.IRQ_STATUS, R.IRQ_STATUS_FINISH | R.IRQ_STATUS_ERROR),
+        _call(plat.mmio, [("w", R.IRQ_STATUS, IRQ_CLEAR),
                           ("w", R.INSN_COUNT, insn_count),
                           ("w", R.INSN_BASE_LO, insn_addr & ALL_ONES),
                           ("w", R.INSN_BASE_HI, insn_addr >> 32),
@@ -281,7 +278,7 @@ class RtlDevice(Device):
         how = self._wait_done(t_launch, wall0, timeout_s)
         t_done = plat.now_ns()
         vals = dict(zip(COUNTER_REGS, self._regs(*COUNTER_REGS)))
-        _call(plat.mmio, [("w", R.IRQ_STATUS, R.IRQ_STATUS_FINISH | R.IRQ_STATUS_ERROR)])
+        _call(plat.mmio, [("w", R.IRQ_STATUS, IRQ_CLEAR)])
         self.counters["runs"] += 1
         if vals["ERROR_CODE"]:
             code, insn = vals["ERROR_CODE"], vals["ERROR_INSN"]
@@ -297,7 +294,7 @@ class RtlDevice(Device):
             "completion": how,
             "run_ns": round(t_done - t_launch, 1),
             "core_ns": round(vals["CYCLES"] * 1000.0 / plat.clock_mhz, 1),
-            **{k: v for k, v in self.counters.items()},
+            **self.counters,
             "pcie": self.pcie_stats(),
         }
         return RunResult(insn_count, time.perf_counter() - wall0, stats)
@@ -341,7 +338,7 @@ class RtlDevice(Device):
             if not status & R.STATUS_BUSY:
                 while plat.take_msi():
                     pass
-                _call(plat.mmio, [("w", R.IRQ_STATUS, R.IRQ_STATUS_FINISH | R.IRQ_STATUS_ERROR)])
+                _call(plat.mmio, [("w", R.IRQ_STATUS, IRQ_CLEAR)])
                 return True
             _call(plat.idle, self.poll_interval_ns)
         return False
@@ -390,57 +387,35 @@ def run_in_simulator(cfg: Config | str, fn: Callable[..., Any], args: Sequence[A
     from vtabench.tb.platform.build import build_platform
 
     from vtabench.config import load_config
-    from vtabench.rtl.build import REPO as _REPO
+    from vtabench.rtl.build import REPO
+    from vtabench.rtl.runner import SimJob, pick_seed, waves_file
 
     if isinstance(cfg, str):
         cfg = load_config(cfg)
     b = build_platform(cfg, stub=stub, waves=bool(waves))
-    if seed is None:
-        seed = random.SystemRandom().randrange(1, 2**31)
-    test_args: list[str] = []
-    fst: Path | None = None
-    if waves:
-        if isinstance(waves, (str, Path)) and str(waves) not in ("auto", "", "True", "1"):
-            fst = Path(waves).resolve()
-        else:
-            fst = _REPO / "results" / "waves" / f"{cfg.name}-pcie-{seed}.fst"
-        fst.parent.mkdir(parents=True, exist_ok=True)
-        test_args = ["--trace-file", str(fst)]
-    shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
-    job_dir = Path(tempfile.mkdtemp(prefix=f"vtabench-pcie-{cfg.name}-",
-                                    dir=str(shm) if shm else None))
-    try:
+    seed = pick_seed(seed)
+    fst = waves_file(waves, f"{cfg.name}-pcie-{seed}.fst")
+    with SimJob(f"vtabench-pcie-{cfg.name}-") as sim:
+        job_dir = sim.dir
         dram_file = job_dir / "dram.bin"
         dram_file.write_bytes(b"")
         job = {"fn": _fn_ref(fn), "args": tuple(args), "kwargs": dict(kwargs or {}),
                "link": link, "clock_mhz": clock_mhz, "dram_file": str(dram_file),
                "result": str(job_dir / "result.pkl")}
         (job_dir / "job.pkl").write_bytes(pickle.dumps(job))
-        (job_dir / "vta_platform_entry.py").write_text(_SHIM.format(repo=str(_REPO)))
-        from cocotb_tools.runner import get_runner
-
-        log = job_dir / "sim.log"
-        try:
-            get_runner("verilator").test(
-                test_module="vta_platform_entry", hdl_toplevel=b.toplevel,
-                hdl_toplevel_lang="verilog", build_dir=str(b.build_dir), test_dir=str(job_dir),
-                seed=seed, waves=bool(waves), test_args=test_args,
-                plusargs=[f"+vta_platform_job={job_dir / 'job.pkl'}",
-                          f"+dram_file={dram_file}"],
-                results_xml=str(job_dir / "results.xml"), log_file=str(log))
-        except BaseException as exc:
-            if isinstance(exc, KeyboardInterrupt):
-                raise
+        (job_dir / "vta_platform_entry.py").write_text(_SHIM.format(repo=str(REPO)))
+        sim.simulate(b, "vta_platform_entry", seed=seed, fst=fst,
+                     plusargs=[f"+vta_platform_job={job_dir / 'job.pkl'}",
+                               f"+dram_file={dram_file}"])
         rpath = Path(job["result"])
         if not rpath.exists():
-            tail = log.read_text(errors="replace")[-6000:] if log.exists() else "(no log)"
             raise SimulatorError(f"platform simulation of {cfg.name} gave no result (seed "
-                                 f"{seed}); log tail:\n{tail}")
+                                 f"{seed}); log tail:\n{sim.log_tail()}")
         outcome = pickle.loads(rpath.read_bytes())
         if fst is not None:
             print(f"rtl: waves written to {fst}", file=sys.stderr, flush=True)
-        if not quiet and log.exists():
-            print(log.read_text(errors="replace")[-3000:], file=sys.stderr)
+        if not quiet and sim.log.exists():
+            print(sim.log_tail(3000), file=sys.stderr)
         if outcome[0] == "err":
             exc = outcome[1]
             if isinstance(exc, BaseException):
@@ -451,8 +426,6 @@ def run_in_simulator(cfg: Config | str, fn: Callable[..., Any], args: Sequence[A
                 raise exc
             raise SimulatorError(str(exc))
         return outcome[1]
-    finally:
-        shutil.rmtree(job_dir, ignore_errors=True)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -463,23 +436,15 @@ INSN_ALIGN = 4096
 
 def _raw_job(cfg: Config, code: bytes, image: np.ndarray, timeout_s: float | None,
              dev_opts: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
-    from vtabench.drivers.api import open_device
+    from vtabench.drivers.api import mem_bytes_for, open_device, run_program
 
-    img_bytes = (max(image.size, 1) + INSN_ALIGN - 1) // INSN_ALIGN * INSN_ALIGN
-    mem = img_bytes + (len(code) + INSN_ALIGN - 1) // INSN_ALIGN * INSN_ALIGN + INSN_ALIGN
+    mem = mem_bytes_for(image.size, len(code), guard=INSN_ALIGN)
     with open_device("rtl", cfg, mem_bytes=mem, **dev_opts) as dev:
-        a_img = dev.alloc(img_bytes, align=INSN_ALIGN)
-        if a_img != 0:
-            raise DeviceError(f"image placed at {a_img:#x}, not 0")  # absolute element indices
-        a_code = dev.alloc(len(code), align=INSN_ALIGN)
-        dev.write(a_img, image)
-        dev.write(a_code, np.frombuffer(code, dtype=np.uint8))
-        res = dev.run(a_code, len(code) // 16, timeout_s)
-        out = dev.read(a_img, image.size)
+        res = run_program(dev, code, image, timeout_s, insn_align=INSN_ALIGN)
         stats = dict(res.stats)
         stats["wall_s"] = round(res.wall_s, 4)
-        stats["pcie"] = dev.pcie_stats()
-        return out, stats
+        stats["pcie"] = dev.pcie_stats()  # again: now with the image read back
+        return image, stats
 
 
 def run_raw(cfg: Config, insns: Any, dram: np.ndarray, *, seed: int | None = None,

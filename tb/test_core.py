@@ -23,14 +23,15 @@ from cocotb.clock import Clock
 from cocotb.simtime import get_sim_time
 from cocotb.triggers import ClockCycles, First, RisingEdge, Timer
 
+from vtabench.rtl.runner import DRAM_KNOB_SIGNALS
+
 STATUS_OUTPUTS = ("busy_o", "done_o", "error_o", "error_insn_o", "cycles_o", "load_busy_o",
                   "compute_busy_o", "store_busy_o", "load_insns_o", "compute_insns_o",
                   "store_insns_o", "acc_writes_o")
 DRAM_OUTPUTS = ("dram_rd_beats_o", "dram_wr_beats_o", "dram_rd_bursts_o", "dram_wr_bursts_o",
                 "dram_max_rd_outstanding_o", "dram_proto_err_o", "dram_resp_err_o")
-KNOB_INPUTS = {"rd_latency": "dram_rd_latency_i", "wr_latency": "dram_wr_latency_i",
-               "rd_gap": "dram_rd_gap_i", "stall": "dram_stall_i", "fault_lo": "dram_fault_lo_i",
-               "fault_hi": "dram_fault_hi_i"}
+#: DRAM knob -> input of vta_tb_top (the knobs and their defaults: vtabench.rtl.runner).
+KNOB_INPUTS = DRAM_KNOB_SIGNALS
 
 
 def _int(handle: Any) -> int | None:

@@ -18,14 +18,14 @@ Python waits on a Timer or on the interrupt edge.
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from vtabench.tb.platform.faults import FaultPlan
 from vtabench.tb.platform.link import D2H, H2D, LinkModel, LinkStats, preset
+
+from vtabench.rtl.runner import DRAM_KNOB_SIGNALS, DRAM_KNOBS
 
 ALL_ONES = 0xFFFFFFFF
 AXI_OKAY = 0
@@ -58,31 +58,6 @@ class MmioBusError(Exception):
     """The register block answered SLVERR/DECERR."""
 
 
-@dataclass
-class HostMemory:
-    """Pinned host memory the DMA engine reads and writes: a flat byte array with host
-    'physical' addresses from ``base`` (only for logs and statistics)."""
-
-    size: int
-    base: int = 0x1_0000_0000
-
-    def __post_init__(self) -> None:
-        self.mem = np.zeros(self.size, dtype=np.uint8)
-        self._next = 0
-
-    def staging(self, nbytes: int) -> tuple[int, np.ndarray]:
-        """A bounce buffer of ``nbytes`` (ring allocation; grows when needed)."""
-        if nbytes > self.size:
-            self.size = 1 << (nbytes - 1).bit_length()
-            self.mem = np.zeros(self.size, dtype=np.uint8)
-            self._next = 0
-        if self._next + nbytes > self.size:
-            self._next = 0
-        off = self._next
-        self._next = (off + nbytes + 63) // 64 * 64
-        return self.base + off, self.mem[off:off + nbytes]
-
-
 class Platform:
     """Host + vendor shell around the VTA shell in the simulator (one per cocotb test)."""
 
@@ -95,12 +70,10 @@ class Platform:
         self.clock_ps = round(1e6 / self.clock_mhz)
         self.stats = LinkStats()
         self.faults = FaultPlan()
-        self.host = HostMemory(1 << 20)
         self.dram: np.ndarray | None = None
         self.log = dut._log
         self._msi_event: Any = None
         self._msi_count = 0
-        self._started = False
 
     # --- bring-up -------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -118,17 +91,15 @@ class Platform:
         d.s_axil_araddr_i.value = 0
         d.s_axil_wdata_i.value = 0
         d.s_axil_wstrb_i.value = 0
-        for name, val in (("dram_rd_latency_i", 20), ("dram_wr_latency_i", 10),
-                          ("dram_rd_gap_i", 0), ("dram_stall_i", 0), ("dram_seed_i", 1),
-                          ("dram_fault_lo_i", 0), ("dram_fault_hi_i", 0)):
-            getattr(d, name).value = val
+        for knob, sig in DRAM_KNOB_SIGNALS.items():
+            getattr(d, sig).value = DRAM_KNOBS[knob]
+        d.dram_seed_i.value = 1
         Clock(d.clk_i, self.clock_ps, unit="ps").start(start_high=False)
         await ClockCycles(d.clk_i, 2)
         d.rst_ni.value = 1  # (the DRAM model maps its file once per reset: see attach_memory)
         await ClockCycles(d.clk_i, 2)
         self._msi_event = Event()
         cocotb.start_soon(self._msi_watcher())
-        self._started = True
 
     async def attach_memory(self, nbytes: int) -> None:
         """(Re)size device DRAM to ``nbytes`` zero bytes and reset the card (power-on)."""
@@ -265,9 +236,9 @@ class Platform:
     async def dma_d2h(self, dev_addr: int, nbytes: int,
                       timeout_ns: float | None = None) -> np.ndarray:
         """Device DRAM ``[dev_addr, +nbytes)`` -> a new host array."""
-        _, host = self.host.staging(nbytes)
+        host = np.empty(nbytes, dtype=np.uint8)
         await self._dma(D2H, dev_addr, nbytes, None, host, timeout_ns)
-        return host.copy()
+        return host
 
     async def _dma(self, direction: str, dev_addr: int, nbytes: int, src: np.ndarray | None,
                    dst: np.ndarray | None, timeout_ns: float | None) -> float:
@@ -355,8 +326,3 @@ def current_platform() -> Platform | None:
 def set_current_platform(p: Platform | None) -> None:
     global _CURRENT
     _CURRENT = p
-
-
-def job_dir() -> Path | None:
-    v = os.environ.get("VTABENCH_PLATFORM_JOB")
-    return Path(v).parent if v else None

@@ -2,6 +2,9 @@
 
 - :mod:`vtabench.rtl.build` builds one simulator per configuration into ``build/rtl/<config>/``
   (rebuilt only when an input changed);
-- :mod:`vtabench.rtl.runner` runs raw programs on it (``run_raw`` for one, ``run_batch`` for many
-  in one simulator process), moving the device DRAM image through a shared memory-mapped file.
+- :mod:`vtabench.rtl.runner` runs raw programs on the core bench (``run_batch``: many in one
+  simulator process), moving the device DRAM image through a shared memory-mapped file.
+
+One raw program through the driver and the PCIe platform model (``vtabench exec --target rtl``)
+is ``vtabench.drivers.rtl_backend.run_raw``.
 """

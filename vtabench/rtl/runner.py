@@ -1,8 +1,10 @@
-"""Run raw programs on the RTL core (Verilator + cocotb): ``vtabench exec --target rtl``.
+"""Run raw programs on the RTL core bench (Verilator + cocotb, top ``vta_tb_top``).
 
 One simulator process runs a whole batch of programs (:func:`run_batch`), resetting the core in
 between, because starting the simulator costs about a second and pytest runs dozens of programs.
-:func:`run_raw` is the one-program form the CLI calls (docs/dev/interfaces.md).
+The one-program form the CLI calls (``vtabench exec --target rtl``) is
+``vtabench.drivers.rtl_backend.run_raw`` (docs/dev/interfaces.md). :class:`SimJob` is the
+simulator launch both use: a job folder in /dev/shm, the cocotb runner call, the log.
 
 How the DRAM image moves (no per-beat Python): the runner writes each program's image and
 instruction stream to a job directory; inside the simulator, the cocotb test (tb/test_core.py)
@@ -28,16 +30,19 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Literal, Self, Sequence
 
 import numpy as np
 
 from vtabench.config import Config
 from vtabench.rtl.build import REPO, Build, Mutation, build
 
-#: DRAM model knobs (axi_dram.sv) and their defaults: ideal-ish memory, 1 beat/cycle.
+#: DRAM model knobs (axi_dram.sv) and their defaults: ideal-ish memory, 1 beat/cycle. The one
+#: place for them: the core bench (tb/test_core.py) and the platform (tb/platform/model.py) use it.
 DRAM_KNOBS = {"rd_latency": 20, "wr_latency": 10, "rd_gap": 0, "stall": 0, "fault_lo": 0,
               "fault_hi": 0}
+#: knob -> the DRAM model input of the simulator tops (vta_tb_top, vta_pcie_top) that sets it.
+DRAM_KNOB_SIGNALS = {k: f"dram_{k}_i" for k in DRAM_KNOBS}
 CLOCK_NS = 10
 INSN_ALIGN = 4096
 GUARD_BYTES = 4096
@@ -107,6 +112,72 @@ def estimate_cycles(cfg: Config, code: bytes) -> int:
     return 4 * total + 200_000
 
 
+def pick_seed(seed: int | None) -> int:
+    """``seed``, or a random one when None."""
+    return random.SystemRandom().randrange(1, 2**31) if seed is None else int(seed)
+
+
+def waves_file(waves: bool | str | Path | None, default_name: str) -> Path | None:
+    """Where to write an FST: None when ``waves`` is false; a path given; else
+    results/waves/``default_name``. Its folder is created."""
+    if not waves:
+        return None
+    if isinstance(waves, (str, Path)) and str(waves) not in ("auto", "", "True", "1"):
+        fst = Path(waves).resolve()
+    else:
+        fst = REPO / "results" / "waves" / default_name
+    fst.parent.mkdir(parents=True, exist_ok=True)
+    return fst
+
+
+class SimJob:
+    """One simulator run: a job folder (in /dev/shm when there is one) for its files and log,
+    removed on exit unless ``keep`` is set or VTABENCH_KEEP_JOBS is in the environment."""
+
+    def __init__(self, prefix: str, *, keep: bool = False) -> None:
+        shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
+        self.dir = Path(tempfile.mkdtemp(prefix=prefix, dir=str(shm) if shm else None))
+        self.log = self.dir / "sim.log"
+        self.keep = keep
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> Literal[False]:
+        if not self.keep and not os.environ.get("VTABENCH_KEEP_JOBS"):
+            shutil.rmtree(self.dir, ignore_errors=True)
+        return False
+
+    def simulate(self, b: Build, test_module: str, *, seed: int, plusargs: Sequence[str],
+                 fst: Path | None = None, rand_init: bool = True) -> float:
+        """Run cocotb test module ``test_module`` on the simulator ``b`` with the job folder as
+        its test directory; returns the wall time. ``rand_init``: every register and memory
+        without a reset starts random (seeded). A failing simulator is not an exception here
+        (cocotb raises SystemExit and the like): the caller checks the results it expects and
+        reports :meth:`log_tail`. KeyboardInterrupt passes."""
+        from cocotb_tools.runner import get_runner
+
+        if str(REPO) not in sys.path:
+            sys.path.append(str(REPO))
+        args = list(plusargs)
+        if rand_init:
+            args += ["+verilator+rand+reset+2", f"+verilator+seed+{seed}"]
+        t0 = time.monotonic()
+        try:
+            get_runner("verilator").test(
+                test_module=test_module, hdl_toplevel=b.toplevel, hdl_toplevel_lang="verilog",
+                build_dir=str(b.build_dir), test_dir=str(self.dir), seed=seed,
+                waves=fst is not None, test_args=["--trace-file", str(fst)] if fst else [],
+                plusargs=args, results_xml=str(self.dir / "results.xml"), log_file=str(self.log))
+        except BaseException as exc:  # noqa: BLE001 - a failing simulator raises SystemExit etc.
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+        return time.monotonic() - t0
+
+    def log_tail(self, nchars: int = 6000) -> str:
+        return self.log.read_text(errors="replace")[-nchars:] if self.log.exists() else "(no log)"
+
+
 def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None = None,
               waves: bool | str | Path | None = None, timeout_s: float | None = None,
               validate: bool = True, quiet: bool = False, stub: bool = False,
@@ -126,20 +197,16 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
     if opts:
         unknown = set(opts) - {"max_cycles", "dram_size"}
         if unknown:
-            raise TypeError(f"run_raw: unknown option(s) {', '.join(sorted(unknown))}")
-    if seed is None:
-        seed = random.SystemRandom().randrange(1, 2**31)
-    seed = int(seed)
+            raise TypeError(f"run_batch: unknown option(s) {', '.join(sorted(unknown))}")
+    seed = pick_seed(seed)
     if not quiet:
         print(f"rtl: seed {seed}", file=sys.stderr, flush=True)
 
     b: Build = build(cfg, waves=bool(waves), stub=stub, coverage=coverage is not None,
                      mutation=mutation)
 
-    shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
-    job_dir = Path(tempfile.mkdtemp(prefix=f"vtabench-rtl-{cfg.name}-",
-                                    dir=str(shm) if shm else None))
-    try:
+    with SimJob(f"vtabench-rtl-{cfg.name}-", keep=keep) as sim:
+        job_dir = sim.dir
         manifest: list[dict[str, Any]] = []
         max_total = 0
         for i, p in enumerate(programs):
@@ -148,10 +215,11 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
                 raise TypeError(f"{p.name}: dram must be a 1-D uint8 numpy array")
             code = _encode(cfg, p.insns) if not stub else bytes(p.insns)
             if validate and not stub:
+                from vtabench.isa import decode_program
                 from vtabench.validate import validate_program
 
                 validate_program(cfg, list(p.insns) if not isinstance(p.insns, (bytes, bytearray))
-                                 else _decode(cfg, code), dram)
+                                 else decode_program(cfg, code), dram)
             insn_off = _align(max(len(dram), 1), INSN_ALIGN)
             total = _align(insn_off + len(code), INSN_ALIGN) + GUARD_BYTES
             max_total = max(max_total, total)
@@ -178,36 +246,10 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
                "results": str(job_dir / "results.jsonl")}
         (job_dir / "job.json").write_text(json.dumps(job, indent=1))
 
-        fst: Path | None = None
-        test_args: list[str] = []
-        if waves:
-            if isinstance(waves, (str, Path)) and str(waves) not in ("auto", "", "True", "1"):
-                fst = Path(waves)
-            else:
-                fst = REPO / "results" / "waves" / f"{cfg.name}-{seed}.fst"
-            fst = fst.resolve()
-            fst.parent.mkdir(parents=True, exist_ok=True)
-            test_args = ["--trace-file", str(fst)]
-
-        from cocotb_tools.runner import get_runner
-
-        if str(REPO) not in sys.path:
-            sys.path.append(str(REPO))
-        runner = get_runner("verilator")
-        log = job_dir / "sim.log"
-        t0 = time.monotonic()
-        try:
-            runner.test(test_module="tb.test_core", hdl_toplevel=b.toplevel,
-                        hdl_toplevel_lang="verilog", build_dir=str(b.build_dir),
-                        test_dir=str(job_dir), seed=seed, waves=bool(waves), test_args=test_args,
-                        plusargs=[f"+vta_job={job_dir / 'job.json'}", f"+dram_file={dram_file}",
-                                  # every register and memory without a reset starts random
-                                  "+verilator+rand+reset+2", f"+verilator+seed+{seed}"],
-                        results_xml=str(job_dir / "results.xml"), log_file=str(log))
-        except BaseException as exc:  # noqa: BLE001 - a failing simulator raises SystemExit etc.
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-        wall = time.monotonic() - t0
+        fst = waves_file(waves, f"{cfg.name}-{seed}.fst")
+        wall = sim.simulate(b, "tb.test_core", seed=seed, fst=fst,
+                            plusargs=[f"+vta_job={job_dir / 'job.json'}",
+                                      f"+dram_file={dram_file}"])
 
         results: list[dict[str, Any]] = []
         rpath = Path(job["results"])
@@ -216,10 +258,9 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
                 if line.strip():
                     results.append(json.loads(line))
         if len(results) != len(programs):
-            tail = log.read_text(errors="replace")[-6000:] if log.exists() else "(no log)"
-            keep = True
+            sim.keep = True
             raise RtlRunError(f"simulator gave {len(results)} of {len(programs)} results "
-                              f"(seed {seed}); job {job_dir}; log tail:\n{tail}")
+                              f"(seed {seed}); job {job_dir}; log tail:\n{sim.log_tail()}")
         if coverage is not None:
             dat = job_dir / "coverage.dat"
             if not dat.exists():
@@ -236,36 +277,3 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
         if fst is not None and not quiet:
             print(f"rtl: waves written to {fst}", file=sys.stderr, flush=True)
         return results
-    finally:
-        if not keep and not os.environ.get("VTABENCH_KEEP_JOBS"):
-            shutil.rmtree(job_dir, ignore_errors=True)
-
-
-def _decode(cfg: Config, code: bytes) -> list:
-    from vtabench.isa import decode_program
-
-    return decode_program(cfg, code)
-
-
-def run_raw(cfg: Config, insns: Any, dram: np.ndarray, *, seed: int | None = None,
-            waves: bool | str | Path | None = None, timeout_s: float | None = None,
-            **opts: Any) -> dict[str, Any]:
-    """Run one program on the RTL core; ``dram`` (1-D uint8) is updated in place.
-
-    Returns the stats: cycles, per-stage busy cycles and instruction counts, acc writes, DRAM
-    beats, error code, wall time and simulated cycles per wall second. Options as
-    :func:`run_batch` (``validate=False``, ``knobs={...}``, ``max_cycles=``). With ``check``
-    (default) a run that ends in an error code or a timeout raises RtlRunError with the status.
-    """
-    name = opts.pop("name", "program")
-    max_cycles = opts.pop("max_cycles", None)
-    check = opts.pop("check", True)
-    prog = RawProgram(name, insns, dram, max_cycles=max_cycles)
-    stats = run_batch(cfg, [prog], seed=seed, waves=waves, timeout_s=timeout_s, **opts)[0]
-    if check and stats["state"] != "done":
-        err = stats.get("error") or 0
-        raise RtlRunError(
-            f"rtl: program {name} ended in state {stats['state']} (error_o={err:#x}, "
-            f"error_insn_o={stats.get('error_insn')}, after {stats['sim_cycles']} cycles, seed "
-            f"{stats['seed']}); status: " + ", ".join(f"{k}={v}" for k, v in stats.items()))
-    return stats
