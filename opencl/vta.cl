@@ -168,8 +168,9 @@ static void set_error(vta_err_t *e, uint code, uint index, uint arg) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Byte copies between DRAM (__global) and SRAM. Element sizes are multiples of 2 bytes; when    */
-/* both are multiples of 4 the copy moves 32-bit words.                                          */
+/* Byte copies between DRAM (__global) and SRAM. Element sizes are multiples of 2 bytes; when */
+/* both are multiples of 4 the copy moves 32-bit words. Two functions, because an OpenCL      */
+/* pointer's address space is part of its type (SRAM is __local under VTA_ONCHIP).            */
 /* ------------------------------------------------------------------------------------------ */
 static void copy_in(SRAM uchar *dst, __global uchar *src, uint nbytes) {
   if ((nbytes & 3u) == 0u) {
