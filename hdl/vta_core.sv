@@ -460,6 +460,19 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; #(
   logic [31:0] err_idx_d;
   logic        finished;
 
+  // performance counters: count while running, cleared at start, hold after done
+  typedef struct packed {
+    logic [31:0] cycles;
+    logic [31:0] load_busy;
+    logic [31:0] compute_busy;
+    logic [31:0] store_busy;
+    logic [31:0] load_insns;
+    logic [31:0] compute_insns;
+    logic [31:0] store_insns;
+    logic [31:0] acc_writes;
+  } perf_t;
+  perf_t perf_q;
+
   always_comb begin
     err_d     = err_q;
     err_idx_d = err_idx_q;
@@ -489,14 +502,7 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; #(
       err_idx_q       <= '0;
       dram_base_q     <= '0;
       dram_size_q     <= '0;
-      cycles_o        <= '0;
-      load_busy_o     <= '0;
-      compute_busy_o  <= '0;
-      store_busy_o    <= '0;
-      load_insns_o    <= '0;
-      compute_insns_o <= '0;
-      store_insns_o   <= '0;
-      acc_writes_o    <= '0;
+      perf_q          <= '0;
     end else if (start) begin
       running_q       <= 1'b1;
       done_q          <= 1'b0;
@@ -507,25 +513,18 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; #(
       if ((dram_base_i & Aw'(BusBytes - 1)) != '0) begin
         err_q <= ERR_ALIGN;
       end
-      cycles_o        <= '0;
-      load_busy_o     <= '0;
-      compute_busy_o  <= '0;
-      store_busy_o    <= '0;
-      load_insns_o    <= '0;
-      compute_insns_o <= '0;
-      store_insns_o   <= '0;
-      acc_writes_o    <= '0;
+      perf_q          <= '0;
     end else if (running_q) begin
       err_q           <= err_d;
       err_idx_q       <= err_idx_d;
-      cycles_o        <= cycles_o + 32'd1;
-      load_busy_o     <= load_busy_o + 32'(ld_busy);
-      compute_busy_o  <= compute_busy_o + 32'(cp_busy);
-      store_busy_o    <= store_busy_o + 32'(st_busy);
-      load_insns_o    <= load_insns_o + 32'(ld_retire);
-      compute_insns_o <= compute_insns_o + 32'(cp_retire);
-      store_insns_o   <= store_insns_o + 32'(st_retire);
-      acc_writes_o    <= acc_writes_o + 32'(cp_acc_wr);
+      perf_q.cycles        <= perf_q.cycles + 32'd1;
+      perf_q.load_busy     <= perf_q.load_busy + 32'(ld_busy);
+      perf_q.compute_busy  <= perf_q.compute_busy + 32'(cp_busy);
+      perf_q.store_busy    <= perf_q.store_busy + 32'(st_busy);
+      perf_q.load_insns    <= perf_q.load_insns + 32'(ld_retire);
+      perf_q.compute_insns <= perf_q.compute_insns + 32'(cp_retire);
+      perf_q.store_insns   <= perf_q.store_insns + 32'(st_retire);
+      perf_q.acc_writes    <= perf_q.acc_writes + 32'(cp_acc_wr);
       if ((halt && mem_idle) || finished) begin
         running_q <= 1'b0;
         done_q    <= 1'b1;
@@ -541,5 +540,14 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; #(
   assign done_o       = done_q;
   assign error_o      = err_q;
   assign error_insn_o = err_idx_q;
+
+  assign cycles_o        = perf_q.cycles;
+  assign load_busy_o     = perf_q.load_busy;
+  assign compute_busy_o  = perf_q.compute_busy;
+  assign store_busy_o    = perf_q.store_busy;
+  assign load_insns_o    = perf_q.load_insns;
+  assign compute_insns_o = perf_q.compute_insns;
+  assign store_insns_o   = perf_q.store_insns;
+  assign acc_writes_o    = perf_q.acc_writes;
 
 endmodule : vta_core

@@ -181,6 +181,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   logic        er_done, er_data;
   phase_e      er_phase;
   logic [31:0] er_pad;
+  logic        next_row;                  // the writer moves on to SRAM row er_y this cycle
 
   always_comb begin
     er_y     = (state_q == S_CHECK) ? 17'd0 : wy_q + 17'd1;
@@ -209,6 +210,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
     off_d      = off_q;
     first_d    = first_q;
     sub_d      = sub_q;
+    next_row   = 1'b0;
     r_ready_o  = 1'b0;
     df_pop     = 1'b0;
     w_valid_o  = 1'b0;
@@ -232,11 +234,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
             state_d = S_RUN;
             ptr_d   = 32'(sram_base_q) << lseb;
             sub_d   = '0;
-            wy_d       = er_y;
-            phase_d    = er_phase;
-            pad_left_d = er_pad;
-            first_d    = er_data;
-            if (er_done) state_d = S_DONE;
+            next_row = 1'b1;
           end
         end
       end
@@ -252,11 +250,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
                 phase_d = P_DATA;
                 first_d = 1'b1;
               end else begin
-                wy_d       = er_y;
-                    phase_d    = er_phase;
-                    pad_left_d = er_pad;
-                    first_d    = er_data;
-                    if (er_done) state_d = S_DONE;
+                next_row = 1'b1;
               end
             end
           end
@@ -291,11 +285,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
                     phase_d    = P_TRAIL;
                     pad_left_d = xp1_bytes;
                   end else begin
-                    wy_d       = er_y;
-                    phase_d    = er_phase;
-                    pad_left_d = er_pad;
-                    first_d    = er_data;
-                    if (er_done) state_d = S_DONE;
+                    next_row = 1'b1;
                   end
                 end
               end
@@ -306,6 +296,16 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
       end
       default: state_d = S_IDLE;  // S_DONE
     endcase
+    // the writer moves on to SRAM row er_y (done after the last row); it overrides the row
+    // fields the case set, and in those cycles the case only ever moves state_d to S_RUN
+    // (S_CHECK) or S_DONE, so applying it here, before start_i / halt_i, changes nothing
+    if (next_row) begin
+      wy_d       = er_y;
+      phase_d    = er_phase;
+      pad_left_d = er_pad;
+      first_d    = er_data;
+      if (er_done) state_d = S_DONE;
+    end
     if (start_i) begin
       state_d = S_CHECK;
       err_d   = ERR_NONE;

@@ -54,7 +54,6 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; #(
   logic [Aw-1:0]     base_q;
   logic [31:0]       req_idx_q;            // next instruction to request
   logic [31:0]       idx_q;                // next instruction to route
-  logic [Aw-1:0]     cur_addr_q;           // byte address of instruction idx_q
   logic [CredW-1:0]  cred_q;               // beats requested and not yet popped
   logic [7:0]        err_q;
   logic [31:0]       err_idx_q;
@@ -104,10 +103,12 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; #(
   logic [1:0]  target;                     // 0 load, 1 compute, 2 store
   logic [7:0]  dec_err;
   logic        last, lane_last, route, tgt_ready;
+  logic [Aw-1:0] cur_addr;                 // byte address of instruction idx_q
   logic [31:0] lane;
 
   always_comb begin
-    lane      = 32'((cur_addr_q >> LogInsn) & Aw'(InsnPerBeat - 1));
+    cur_addr  = base_q + (Aw'(idx_q) << LogInsn);
+    lane      = 32'((cur_addr >> LogInsn) & Aw'(InsnPerBeat - 1));
     insn      = INSN_WIDTH'(bf_data >> (lane * INSN_WIDTH));
     opcode    = insn[MEM_OPCODE_LSB +: 3];
     pop_prev  = insn[MEM_POP_PREV_DEP_LSB];
@@ -172,7 +173,6 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; #(
       base_q     <= '0;
       req_idx_q  <= '0;
       idx_q      <= '0;
-      cur_addr_q <= '0;
       cred_q     <= '0;
       err_q      <= ERR_NONE;
       err_idx_q  <= '0;
@@ -182,7 +182,6 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; #(
       base_q     <= insn_base_i;
       req_idx_q  <= '0;
       idx_q      <= '0;
-      cur_addr_q <= insn_base_i;
       cred_q     <= '0;
       err_q      <= ERR_NONE;
       err_idx_q  <= '0;
@@ -198,8 +197,7 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; #(
       cred_q <= cred_q + ((req_valid_o && req_ready_i) ? CredW'(req_beats) : '0)
                        - CredW'(bf_pop);
       if (route) begin
-        idx_q      <= idx_q + 32'd1;
-        cur_addr_q <= cur_addr_q + Aw'(InsnBytes);
+        idx_q <= idx_q + 32'd1;
       end
       if (act_q && !halt_i && err_q == ERR_NONE) begin
         if (r_valid_i && r_err_i) begin

@@ -92,25 +92,23 @@ module vta_mem_engine #(
   logic [7:0]             ar_len_q, ar_len_d;
   logic [CntW-1:0]        rd_out_q;                // bursts outstanding
   logic                   ar_free, rd_last_burst;
-  logic [31:0]            rd_n;
+  logic [31:0]            rd_n, rd_to_win, rd_total;
+  logic [Aw-1:0]          rd_first, rd_last;
+  logic [AxiIdWidth-1:0]  rd_sel;
 
   assign ar_free = !ar_valid_q || m_axi_arready_i;
-  logic [31:0]            rd_to_win, wr_to_win;
-  logic [Aw-1:0]          rd_first, rd_last, wr_first, wr_last;
-  logic [31:0]            rd_total, wr_total;
 
   // beats of the next burst: up to the window end, at most WinBeats, at most what is left
   assign rd_to_win = 32'(WinBeats) - 32'((rd_addr_q & Aw'(WindowBytes - 1)) >> LogSw);
   assign rd_n      = (rd_left_q < rd_to_win) ? rd_left_q : rd_to_win;
-  // beats of a new request's byte range
   // fixed priority: the lowest client index with a request
-  logic [AxiIdWidth-1:0]  rd_sel;
   always_comb begin
     rd_sel = '0;
     for (int i = NumRd - 1; i >= 0; i--) begin
       if (rd_req_valid_i[i]) rd_sel = AxiIdWidth'(i);
     end
   end
+  // beats of a new request's byte range
   assign rd_first  = rd_req_addr_i[rd_sel] >> LogSw;
   assign rd_last   = (rd_req_addr_i[rd_sel] + Aw'(rd_req_len_i[rd_sel]) - Aw'(1)) >> LogSw;
   assign rd_total  = 32'(rd_last - rd_first) + 32'd1;
@@ -204,7 +202,8 @@ module vta_mem_engine #(
   logic [Aw-1:0]     aw_addr_q, aw_addr_d;
   logic [7:0]        aw_len_q, aw_len_d;
   logic [CntW-1:0]   wr_out_q;                 // bursts awaiting B
-  logic [31:0]       wr_n;
+  logic [31:0]       wr_n, wr_to_win, wr_total;
+  logic [Aw-1:0]     wr_first, wr_last;
   logic              aw_hs, w_hs, wf_ready, wf_valid, wf_pop, w_last;
   logic [7:0]        wf_len;
   logic [7:0]        w_beat_q;

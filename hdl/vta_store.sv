@@ -63,6 +63,7 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   logic [47:0] dram_end;
   logic [32:0] sram_end;
   logic [31:0] row_len, stride_bytes;
+  logic [Aw-1:0] first_row;             // DRAM byte address of the first row
 
   always_comb begin
     pop_prev     = insn_q[MEM_POP_PREV_DEP_LSB];
@@ -79,6 +80,7 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
     dram_end     = (48'(dram_base) + 48'(y_size - 16'd1) * 48'(x_stride) + 48'(x_size)) << LogEb;
     row_len      = 32'(x_size) << LogEb;
     stride_bytes = 32'(x_stride) << LogEb;
+    first_row    = dram_off_i + (Aw'(dram_base) << LogEb);
   end
 
   // ---------------------------------------------------------------- request process
@@ -211,11 +213,11 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
       end
       if (state_q == S_CHECK) begin
         rq_y_q    <= '0;
-        rq_addr_q <= dram_off_i + (Aw'(dram_base) << LogEb);
+        rq_addr_q <= first_row;
         bt_y_q    <= '0;
-        bt_row_q  <= dram_off_i + (Aw'(dram_base) << LogEb);
+        bt_row_q  <= first_row;
         bt_sram_q <= 32'(sram_base) << LogEb;
-        bt_off_q  <= -$signed(34'(LogBus'(dram_off_i + (Aw'(dram_base) << LogEb))));
+        bt_off_q  <= -$signed(34'(LogBus'(first_row)));
       end else begin
         if (req_valid_o && req_ready_i) begin
           rq_y_q    <= rq_y_q + 16'd1;
