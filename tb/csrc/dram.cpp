@@ -27,8 +27,6 @@ namespace {
 uint8_t* g_mem = nullptr;
 uint64_t g_size = 0;
 std::string g_path;
-uint64_t g_read_beats = 0;
-uint64_t g_write_beats = 0;
 
 void unmap() {
     if (g_mem) munmap(g_mem, g_size);
@@ -90,7 +88,6 @@ long long dram_map(const char* path) {
 int dram_read(long long addr, int nbytes, svBitVecVal* data) {
     uint64_t a = (uint64_t)addr & ~(uint64_t)(nbytes - 1);
     memset(data, 0, 64);
-    ++g_read_beats;
     if (!g_mem || a + (uint64_t)nbytes > g_size || a + (uint64_t)nbytes < a) return 0;
     memcpy(data, g_mem + a, nbytes);  // svBitVecVal words are little-endian uint32 on x86
     return 1;
@@ -100,7 +97,6 @@ int dram_read(long long addr, int nbytes, svBitVecVal* data) {
 // 0 (nothing written) when outside the image.
 int dram_write(long long addr, int nbytes, const svBitVecVal* data, long long strb) {
     uint64_t a = (uint64_t)addr & ~(uint64_t)(nbytes - 1);
-    ++g_write_beats;
     if (!g_mem || a + (uint64_t)nbytes > g_size || a + (uint64_t)nbytes < a) return 0;
     const uint8_t* src = reinterpret_cast<const uint8_t*>(data);
     uint64_t s = (uint64_t)strb;
@@ -112,9 +108,5 @@ int dram_write(long long addr, int nbytes, const svBitVecVal* data, long long st
         if ((s >> i) & 1) g_mem[a + i] = src[i];
     return 1;
 }
-
-// Beats moved since the simulator started (C-side counters, for statistics).
-long long dram_read_beats() { return (long long)g_read_beats; }
-long long dram_write_beats() { return (long long)g_write_beats; }
 
 }  // extern "C"

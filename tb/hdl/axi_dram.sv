@@ -211,9 +211,6 @@ module axi_dram #(
   assign stat_resp_err_o  = resp_err_q;
   assign stat_mapped_bytes_o = mapped_q;
 
-  bit [511:0] line;
-  int ok;
-
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       if (!map_done_q) begin
@@ -285,6 +282,8 @@ module axi_dram #(
           automatic logic [AddrWidth-1:0] a = beat_addr(ar_addr_q[ar_head_q], ar_size_q[ar_head_q],
                                                         ar_burst_q[ar_head_q], rd_beat_q);
           automatic logic last = (rd_beat_q == ar_len_q[ar_head_q]);
+          automatic bit [511:0] line = '0;
+          automatic int ok = 0;
           if (in_fault(a, cfg_fault_lo_i, cfg_fault_hi_i)) begin
             rdata_q <= '0;
             rresp_q <= RespSlvErr;
@@ -337,10 +336,11 @@ module axi_dram #(
                                                       aw_burst_q[aw_head_q], wr_beat_q);
         automatic logic last = (wr_beat_q == aw_len_q[aw_head_q]);
         automatic logic [1:0] resp = RespOkay;
+        automatic bit [511:0] line = '0;
+        automatic int ok = 0;
         if (in_fault(a, cfg_fault_lo_i, cfg_fault_hi_i)) begin
           resp = RespSlvErr;
         end else begin
-          line = '0;
           line[DataWidth-1:0] = s_axi_wdata_i;
           ok = dram_write(64'(a), 32'(Bytes), line, 64'(s_axi_wstrb_i));
           if (ok == 0) resp = RespDecErr;
@@ -351,8 +351,7 @@ module axi_dram #(
           $display("axi_dram: WLAST=%0d on beat %0d of a %0d-beat burst", s_axi_wlast_i,
                    wr_beat_q, aw_len_q[aw_head_q] + 8'd1);
         end
-        if (resp > wr_resp_q) resp = resp;
-        else resp = wr_resp_q;
+        if (wr_resp_q > resp) resp = wr_resp_q;  // the worst response of the burst so far
         wr_beats_q <= wr_beats_q + 32'd1;
         if (last) begin
           b_id_q[b_tail_q]   <= aw_id_q[aw_head_q];
