@@ -34,7 +34,7 @@ $(STAMP): pyproject.toml
 	  (apt-get update -qq && apt-get install -y -qq liblz4-dev) >/dev/null; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e ".[test]"
 	touch $@
 
 sim: $(STAMP)
@@ -44,7 +44,7 @@ test: $(STAMP)
 	$(BIN)/pytest -n $(JOBS) --durations=15 tests
 
 lint: $(STAMP)
-	$(BIN)/python -m vtabench.rtl.lint
+	$(BIN)/python -m vtabench.targets.rtl.lint
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_fsim.py

@@ -23,10 +23,10 @@ import time
 
 import numpy as np
 
-from vtabench.config import Config, load_config
+from vtabench.spec.config import Config, load_config
 from vtabench.fsim import Fsim
-from vtabench.isa.layout import AluOp, MemType
-from vtabench.programs import ProgramBuilder, TestProgram, Tokens
+from vtabench.spec.isa.layout import AluOp, MemType
+from vtabench.verify.programs import ProgramBuilder, TestProgram, Tokens
 
 H = W = 56
 CIN = COUT = 64

@@ -23,10 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from vtabench.cli.run import format_layers
-from vtabench.config import load_config
+from vtabench.spec.config import load_config
 from vtabench.graph import compile_model, reference_package, run_package
 from vtabench.workloads import resnet18
 

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from vtabench.compiler import Conv2dSpec, compile_op
-from vtabench.compiler.runner import NetLayer, network_reference, run_network
-from vtabench.config import load_config
+from vtabench.verify.operators import NetLayer, network_reference, run_network
+from vtabench.spec.config import load_config
 from vtabench.runtime import available_targets
 
 STAGES = {1: (56, 64), 2: (28, 128), 3: (14, 256), 4: (7, 512)}  # stage -> (H/W, channels)

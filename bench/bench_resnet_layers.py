@@ -24,11 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from vtabench.compiler import Conv2dSpec, choose_tiling, compile_op
-from vtabench.compiler.runner import OpJob, run_ops
-from vtabench.config import load_config
+from vtabench.verify.operators import OpJob, run_ops
+from vtabench.spec.config import load_config
 from vtabench.runtime import available_targets
 
 # (H/W, Cin, Cout, kernel, pad, stride): upstream's ResNet-18 conv table.

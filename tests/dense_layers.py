@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from vtabench.config import Config
-from vtabench.isa.layout import AluOp, MemType
+from vtabench.spec.config import Config
+from vtabench.spec.isa.layout import AluOp, MemType
 from vtabench.runtime import DeviceBuffer, Runtime, UopKernelBuilder
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vtabench.config import load_config
-from vtabench.rtl.runner import RawProgram, run_batch
+from vtabench.spec.config import load_config
+from vtabench.targets.rtl.simjob import RawProgram, run_batch
 
 KNOBS = [
     {},

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from vtabench.cli import main
-from vtabench.config import load_config
+from vtabench.spec.config import load_config
 from vtabench.fsim import Fsim
-from vtabench.isa import Insn, MemType, Opcode, encode_program
-from vtabench.isa.asm import disassemble
-from vtabench.programs import directed_programs
+from vtabench.spec.isa import Insn, MemType, Opcode, encode_program
+from vtabench.spec.isa.asm import disassemble
+from vtabench.verify.programs import directed_programs
 
 CFG = load_config("default")
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from vtabench.codegen import constants, generated_files
-from vtabench.config import builtin_config_names, load_config
+from vtabench.hwgen.constants import constants, generated_files
+from vtabench.spec.config import builtin_config_names, load_config
 
 
 @pytest.mark.parametrize("config", builtin_config_names())

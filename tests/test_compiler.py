@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from vtabench.compiler import CompileError, Conv2dSpec, DenseSpec, Tiling, compile_op
-from vtabench.compiler.runner import OpJob, run_ops
-from vtabench.config import load_config
+from vtabench.verify.operators import OpJob, run_ops
+from vtabench.spec.config import load_config
 from vtabench.runtime import available_targets
 
 CONFIGS = ["default", "cloud32"]

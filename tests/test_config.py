@@ -4,9 +4,10 @@ import json
 
 import pytest
 
-from vtabench.config import ConfigError, builtin_config_names, config_from_dict, load_config
+from vtabench.spec.config import (CONFIG_DIR, ConfigError, builtin_config_names, config_from_dict,
+                                  load_config)
 
-DEFAULT = json.loads(open("config/default.json").read())
+DEFAULT = json.loads((CONFIG_DIR / "default.json").read_text())
 
 
 def test_builtins_load_with_expected_shapes():

@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vtabench.config import load_config
-from vtabench.smoke import gemm_tiled
+from vtabench.spec.config import load_config
+from vtabench.verify.smoke import gemm_tiled
 
 
 from vtabench.drivers import (Allocator, DeviceError, OutOfMemoryError,  # noqa: E402
                               open_device)
 from vtabench.drivers.alloc import AllocError  # noqa: E402
 from vtabench.fsim import Fsim  # noqa: E402
-from vtabench.isa.insn import encode_program  # noqa: E402
-from vtabench.programs import directed_programs  # noqa: E402
+from vtabench.spec.isa.insn import encode_program  # noqa: E402
+from vtabench.verify.programs import directed_programs  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Allocator

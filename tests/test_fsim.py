@@ -16,12 +16,12 @@ import itertools
 import numpy as np
 import pytest
 
-from vtabench.config import load_config
+from vtabench.spec.config import load_config
 from vtabench.fsim import Fsim, kernels, run_raw
-from vtabench.isa.insn import Insn
-from vtabench.isa.layout import AluOp, MemType, Opcode
-from vtabench.programs import ProgramBuilder, TestProgram, Tokens, directed_programs, random_program
-from vtabench.schedule import Stage, schedule
+from vtabench.spec.isa.insn import Insn
+from vtabench.spec.isa.layout import AluOp, MemType, Opcode
+from vtabench.verify.programs import ProgramBuilder, TestProgram, Tokens, directed_programs, random_program
+from vtabench.spec.tokens import Stage, schedule
 
 CONFIGS = ("default", "cloud32", "cloud64")
 I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1

@@ -27,7 +27,7 @@ import os
 import numpy as np
 import pytest
 
-from vtabench.config import load_config
+from vtabench.spec.config import load_config
 from vtabench.graph import (
     compile_model,
     passes,

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from vtabench.config import builtin_config_names, load_config
-from vtabench.isa import (AluOp, EncodeError, Insn, MemType, Opcode, decode_insn, decode_program,
+from vtabench.spec.config import builtin_config_names, load_config
+from vtabench.spec.isa import (AluOp, EncodeError, Insn, MemType, Opcode, decode_insn, decode_program,
                           decode_uops, encode_insn, encode_program, encode_uops, insn_layout,
                           uop_layout)
-from vtabench.isa.asm import AsmError, assemble, disassemble
-from vtabench.isa.layout import ENUM_FIELDS
+from vtabench.spec.isa.asm import AsmError, assemble, disassemble
+from vtabench.spec.isa.layout import ENUM_FIELDS
 
 CONFIGS = builtin_config_names()
 
@@ -180,7 +180,7 @@ def test_decode_program_matches_decode_insn_per_record(config):
     """The stream decoder extracts every field at once; it must agree with the one-record
     decoder on every kind (random field values, negative immediates included) and raise the
     same error, naming the same index, on a bad record."""
-    from vtabench.programs import random_program
+    from vtabench.verify.programs import random_program
 
     cfg = load_config(config)
     insns = [i for seed in range(4)

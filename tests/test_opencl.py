@@ -1,7 +1,7 @@
 """OpenCL conformance on PoCL: the same programs as fsim, bit-exact, for default and cloud32.
 
 Every directed program, the smoke set's GEMM-heavy programs, the shared random programs (when
-vtabench.programs provides them) and a batch of racy random programs (random token flags that
+vtabench.verify.programs provides them) and a batch of racy random programs (random token flags that
 leave races, so only a machine with fsim's exact stage / token schedule matches) run on the
 kernel of opencl/vta.cl and must leave the DRAM image byte-identical to fsim's. The kernel is
 built once per configuration per test session (per worker under xdist). Error tests: a missing
@@ -16,15 +16,15 @@ import os
 import numpy as np
 import pytest
 
-from vtabench import programs as P
-from vtabench.config import Config, load_config
-from vtabench.isa.insn import Insn
-from vtabench.isa.layout import AluOp, MemType, Opcode
-from vtabench.programs import ProgramBuilder, TestProgram
-from vtabench.schedule import Stage, schedule, stage_of
-from vtabench.smoke import (conv1d_padded, gemm_tiled, smoke_programs,
+from vtabench.verify import programs as P
+from vtabench.spec.config import Config, load_config
+from vtabench.spec.isa.insn import Insn
+from vtabench.spec.isa.layout import AluOp, MemType, Opcode
+from vtabench.verify.programs import ProgramBuilder, TestProgram
+from vtabench.spec.tokens import Stage, schedule, stage_of
+from vtabench.verify.smoke import (conv1d_padded, gemm_tiled, smoke_programs,
                             token_order)
-from vtabench.validate import ValidationError, validate_program
+from vtabench.spec.validate import ValidationError, validate_program
 
 
 from vtabench.drivers import RunTimeoutError  # noqa: E402
@@ -318,7 +318,7 @@ def test_onchip_build_upstream_abi() -> None:
 
 def _raw_run(cfg: Config, insns: list[Insn], dram_size: int = 4096):  # type: ignore[no-untyped-def]
     dev = device(cfg.name)
-    from vtabench.isa.insn import encode_program
+    from vtabench.spec.isa.insn import encode_program
 
     code = encode_program(cfg, insns)
     dev.allocator.reset()

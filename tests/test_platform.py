@@ -16,10 +16,10 @@ import math
 
 import numpy as np
 import pytest
-from vtabench.tb.platform.faults import FaultPlan
-from vtabench.tb.platform.link import D2H, H2D, PRESETS, LinkModel, preset
+from vtabench.targets.rtl.platform.faults import FaultPlan
+from vtabench.targets.rtl.platform.link import D2H, H2D, PRESETS, LinkModel, preset
 
-from vtabench.config import load_config
+from vtabench.spec.config import load_config
 from dense_layers import gemm_layer
 
 # ---------------------------------------------------------------------------------------------
@@ -80,7 +80,7 @@ def test_link_model_is_configurable():
 
 
 def test_format_pcie():
-    from vtabench.tb.platform.link import LinkStats, format_pcie
+    from vtabench.targets.rtl.platform.link import LinkStats, format_pcie
 
     st = LinkStats()
     st.add_dma(H2D, 4096, 2500.0)
@@ -116,7 +116,7 @@ def test_fault_plan_selection():
 
 
 def test_regmap_constants_used_by_driver():
-    from vtabench import regs
+    from vtabench.spec.contracts import regs
 
     assert regs.VERSION_EXPECTED >> 24 == regs.REGMAP_REVISION
     assert regs.DEFINED_BITS["STATUS"] != 0xFFFFFFFF  # all ones from STATUS means "no device"
@@ -129,8 +129,8 @@ def test_regmap_constants_used_by_driver():
 
 
 def _programs(cfg):  # type: ignore[no-untyped-def]
-    from vtabench.isa.insn import encode_program
-    from vtabench.programs import directed_programs
+    from vtabench.spec.isa.insn import encode_program
+    from vtabench.verify.programs import directed_programs
 
     return [(p.name, encode_program(cfg, p.insns), p.dram) for p in directed_programs(cfg)]
 
@@ -228,7 +228,7 @@ def _fault_suite(cfg, prog):  # type: ignore[no-untyped-def]
         # 0. the register block itself (BAR0 through the modeled link)
         from vtabench.drivers.rtl_backend import _call
 
-        from vtabench import regs as R
+        from vtabench.spec.contracts import regs as R
 
         v = _call(plat.mmio, [("w", R.SCRATCH, 0xA5A51234), ("r", R.SCRATCH), ("r", 0xFFC),
                               ("w", R.CYCLES, 123), ("r", R.CYCLES), ("r", R.CTRL),
@@ -356,7 +356,7 @@ def faults(cfg):  # type: ignore[no-untyped-def]
     prog = _programs(cfg)[0]
     ref = prog[2].copy()
     from vtabench.fsim import Fsim
-    from vtabench.isa.insn import decode_program
+    from vtabench.spec.isa.insn import decode_program
 
     Fsim(cfg).run(decode_program(cfg, prog[1]), ref)
     return ref, run_in_simulator(cfg, _fault_suite, (cfg, prog), link="gen3x8")
@@ -368,7 +368,7 @@ def test_fault_clean_run_matches_fsim(faults):  # type: ignore[no-untyped-def]
 
 
 def test_register_block_semantics(faults):  # type: ignore[no-untyped-def]
-    from vtabench import regs as R
+    from vtabench.spec.contracts import regs as R
 
     _, obs = faults
     r = obs["regs"]

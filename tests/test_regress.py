@@ -6,17 +6,17 @@ import numpy as np
 import pytest
 
 from vtabench.cli import main
-from vtabench.config import load_config
+from vtabench.spec.config import load_config
 from vtabench.fsim import Fsim, kernels
-from vtabench.isa import AluOp, Opcode
-from vtabench.programs import random_program
-from vtabench.regress.coverage import FunctionalCoverage, all_bins
-from vtabench.regress.diff import first_mismatch
-from vtabench.regress.rtl_coverage import RtlCoverage
-from vtabench.regress.runner import generate
-from vtabench.regress.shrink import Shrinker
-from vtabench.schedule import schedule
-from vtabench.validate import validate_program
+from vtabench.spec.isa import AluOp, Opcode
+from vtabench.verify.programs import random_program
+from vtabench.verify.regress.coverage import FunctionalCoverage, all_bins
+from vtabench.verify.regress.diff import first_mismatch
+from vtabench.verify.regress.rtl_coverage import RtlCoverage
+from vtabench.verify.regress.campaign import generate
+from vtabench.verify.regress.shrink import Shrinker
+from vtabench.spec.tokens import schedule
+from vtabench.spec.validate import validate_program
 
 CFG = load_config("default")
 
@@ -129,8 +129,8 @@ def test_bounded_regression_on_every_target(tmp_path, capsys):
 def test_minimiser_rejects_races_and_undefined_reads():
     from dataclasses import replace
 
-    from vtabench.isa.asm import assemble
-    from vtabench.regress.shrink import result_is_defined
+    from vtabench.spec.isa.asm import assemble
+    from vtabench.verify.regress.shrink import result_is_defined
 
     dram = np.zeros(4096, np.uint8)
     dram[64:68] = 0  # one micro-op: dst 0

@@ -8,15 +8,15 @@ short reproducer that fails on the mutant, passes on the real RTL and reads no u
 
 import numpy as np
 
-from vtabench.config import load_config
-from vtabench.isa import Opcode
-from vtabench.isa.asm import assemble
-from vtabench.programs import TestProgram
-from vtabench.regress.diff import run_on_target
-from vtabench.regress.runner import generate, regress
-from vtabench.regress.shrink import result_is_defined
-from vtabench.rtl.build import Mutation
-from vtabench.validate import validate_program
+from vtabench.spec.config import load_config
+from vtabench.spec.isa import Opcode
+from vtabench.spec.isa.asm import assemble
+from vtabench.verify.programs import TestProgram
+from vtabench.verify.regress.diff import run_on_target
+from vtabench.verify.regress.campaign import generate, regress
+from vtabench.verify.regress.shrink import result_is_defined
+from vtabench.targets.rtl.verilator import Mutation
+from vtabench.spec.validate import validate_program
 
 PAD_OFF_BY_ONE = Mutation("vta_dma_rd.sv", "assign xp1_bytes  = 32'(xp1_q) << lseb;",
                           "assign xp1_bytes  = 32'(xp1_q - 4'(xp1_q != 4'd0)) << lseb;")

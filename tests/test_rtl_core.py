@@ -27,15 +27,15 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from vtabench import programs as P
-from vtabench.config import load_config
+from vtabench.verify import programs as P
+from vtabench.spec.config import load_config
 from vtabench.fsim import Fsim
-from vtabench.isa import encode_program
-from vtabench.isa.insn import Insn
-from vtabench.isa.layout import MemType, Opcode
-from vtabench.rtl import perf
-from vtabench.rtl.build import BUILD_ROOT, build
-from vtabench.rtl.runner import RawProgram, run_batch
+from vtabench.spec.isa import encode_program
+from vtabench.spec.isa.insn import Insn
+from vtabench.spec.isa.layout import MemType, Opcode
+from vtabench.targets.rtl import perf
+from vtabench.targets.rtl.verilator import BUILD_ROOT, HDL_DIR, build
+from vtabench.targets.rtl.simjob import RawProgram, run_batch
 
 
 CONFIGS = ("default", "cloud32")
@@ -50,7 +50,7 @@ def _error_codes() -> dict[str, int]:
     """ERR_* codes of the core (hdl/vta_err_pkg.sv, the RTL's single definition)."""
     import re
 
-    text = (Path(__file__).resolve().parent.parent / "hdl" / "vta_err_pkg.sv").read_text()
+    text = (HDL_DIR / "vta_err_pkg.sv").read_text()
     return {m[1]: int(m[2], 16) for m in re.finditer(r"(ERR_\w+)\s*=\s*8'h([0-9a-fA-F]+)", text)}
 
 
@@ -162,7 +162,7 @@ def _patch(code: bytes, index: int, lsb: int, width: int, value: int) -> bytes:
 def bad_programs(cfg: Any) -> dict[str, tuple[bytes, str, Any, int]]:
     """Programs the validator rejects, fed straight to the core: name -> (code, expected ERR_*
     name, index of the offending instruction, DRAM image bytes)."""
-    from vtabench.isa.layout import AluOp
+    from vtabench.spec.isa.layout import AluOp
 
     fin = Insn(Opcode.FINISH)
     n = 4096

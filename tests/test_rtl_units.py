@@ -1,4 +1,4 @@
-"""Module-level cocotb unit benches of the RTL core (tb/unit/), run through the cocotb Python
+"""Module-level cocotb unit benches of the RTL core (vtabench/targets/rtl/unit/), run through the cocotb Python
 runner on Verilator. Each module is built once into build/units/<name>/ (the runner skips an
 up-to-date build) and its bench run there; the seed is cocotb's random seed (printed; set
 COCOTB_RANDOM_SEED to repeat a run). The packages come from hdl/gen/default (the committed copy
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from vtabench.rtl.build import setup_verilator_env
+from vtabench.targets.rtl.verilator import HDL_DIR as HDL
+from vtabench.targets.rtl.verilator import setup_verilator_env
+from vtabench.targets.workdirs import build_root
 
-REPO = Path(__file__).resolve().parent.parent
-HDL = REPO / "hdl"
-BUILD = Path(os.environ.get("VTABENCH_BUILD_DIR", REPO / "build")) / "units"
+BUILD = build_root() / "units"
 
 
 # bench name -> (top module, files in hdl/, parameters)
@@ -31,7 +31,7 @@ UNITS = {
 }
 
 
-# bench module when it is not tb/unit/test_<name>.py
+# bench module when it is not unit/test_<name>.py
 BENCH = {"dma_rd_wide": "dma_rd"}
 
 
@@ -68,11 +68,10 @@ def run_unit(name: str, seed: int | None = None) -> None:
     runner.build(sources=[str(s) for s in sources], hdl_toplevel=top, parameters=params,
                  build_dir=str(bdir), build_args=["-Wno-fatal", "-O2"], always=False)
     results = bdir / "results.xml"
-    env = {"PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-           "UNIT_PARAMS": json.dumps(params)}
+    env = {"UNIT_PARAMS": json.dumps(params)}
     if seed is not None:
         env["COCOTB_RANDOM_SEED"] = str(seed)
-    runner.test(test_module=f"tb.unit.test_{BENCH.get(name, name)}", hdl_toplevel=top, hdl_toplevel_lang="verilog",
+    runner.test(test_module=f"vtabench.targets.rtl.unit.test_{BENCH.get(name, name)}", hdl_toplevel=top, hdl_toplevel_lang="verilog",
                 build_dir=str(bdir), test_dir=str(bdir), results_xml=str(results),
                 extra_env=env, seed=seed)
     # the runner raises on failure in recent cocotb; check the results file as well

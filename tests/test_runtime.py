@@ -6,16 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vtabench.config import load_config
-from vtabench.isa.layout import MemType, Opcode
+from vtabench.spec.config import load_config
+from vtabench.spec.isa.layout import MemType, Opcode
 from vtabench.runtime import (
     Runtime,
     RuntimeError_,
     UopKernelBuilder,
     open_device,
 )
-from vtabench.schedule import Stage
-from vtabench.validate import validate_program
+from vtabench.spec.tokens import Stage
+from vtabench.spec.validate import validate_program
 
 from dense_layers import gemm_layer
 

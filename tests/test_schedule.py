@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from vtabench.isa.insn import Insn
-from vtabench.isa.layout import MemType, Opcode
-from vtabench.schedule import Deadlock, LeftoverToken, Stage, schedule, stage_of
+from vtabench.spec.isa.insn import Insn
+from vtabench.spec.isa.layout import MemType, Opcode
+from vtabench.spec.tokens import Deadlock, LeftoverToken, Stage, schedule, stage_of
 
 
 def L(pop: bool = False, push: bool = False) -> Insn:

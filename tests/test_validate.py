@@ -7,11 +7,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from vtabench.config import load_config
-from vtabench.isa.insn import Insn, encode_program
-from vtabench.isa.layout import AluOp, MemType, Opcode
-from vtabench.programs import ProgramBuilder, Tokens, directed_programs, random_program
-from vtabench.validate import ValidationError, validate_binary, validate_program, validated_order
+from vtabench.spec.config import load_config
+from vtabench.spec.isa.insn import Insn, encode_program
+from vtabench.spec.isa.layout import AluOp, MemType, Opcode
+from vtabench.verify.programs import ProgramBuilder, Tokens, directed_programs, random_program
+from vtabench.spec.validate import ValidationError, validate_binary, validate_program, validated_order
 
 CFG = load_config("default")
 

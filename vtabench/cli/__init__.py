@@ -33,8 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from vtabench.config import ConfigError
-    from vtabench.isa.insn import EncodeError
+    from vtabench.spec.config import ConfigError
+    from vtabench.spec.isa.insn import EncodeError
 
     args = build_parser().parse_args(argv)
     try:

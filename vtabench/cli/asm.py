@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from vtabench.config import load_config
-from vtabench.isa.asm import assemble
-from vtabench.isa.insn import encode_program
+from vtabench.spec.config import load_config
+from vtabench.spec.isa.asm import assemble
+from vtabench.spec.isa.insn import encode_program
 
 
 def register(sub: argparse._SubParsersAction) -> None:

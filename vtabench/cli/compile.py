@@ -49,7 +49,7 @@ def summarize(pkg) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from vtabench.cli import CliError
-    from vtabench.config import load_config
+    from vtabench.spec.config import load_config
     from vtabench.graph import compile_model
 
     if not args.model.exists():

@@ -6,9 +6,9 @@ import argparse
 import json
 from pathlib import Path
 
-from vtabench.config import load_config
-from vtabench.isa.asm import disassemble
-from vtabench.isa.insn import decode_program, insn_to_dict
+from vtabench.spec.config import load_config
+from vtabench.spec.isa.asm import disassemble
+from vtabench.spec.isa.insn import decode_program, insn_to_dict
 
 
 def register(sub: argparse._SubParsersAction) -> None:

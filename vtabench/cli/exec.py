@@ -15,8 +15,8 @@ from typing import Callable
 
 import numpy as np
 
-from vtabench.config import load_config
-from vtabench.isa.insn import decode_program
+from vtabench.spec.config import load_config
+from vtabench.spec.isa.insn import decode_program
 
 #: Target name -> module whose ``run_raw`` runs a raw program there.
 TARGETS = {
@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from vtabench.validate import validate_program
+    from vtabench.spec.validate import validate_program
 
     cfg = load_config(args.config)
     insns = decode_program(cfg, args.insns.read_bytes())

@@ -1,26 +1,24 @@
-"""`vtabench gen`: rewrite the generated files: the SV package and OpenCL header of each
-configuration (config/*.json) and the register block, constants and docs of the register map
-(hdl/regmap.json)."""
+"""`vtabench gen`: rewrite the generated views of the configurations (spec/configs/*.json) and of
+the contracts (spec/contracts/*.json): SV packages, C headers, Python modules, docs."""
 
 from __future__ import annotations
 
 import argparse
 
-from vtabench import regmap
-from vtabench.codegen import write_generated
-from vtabench.config import builtin_config_names, load_config
+from vtabench.hwgen import generated_files, write_all
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("gen", help="regenerate hdl/gen, opencl/gen and the register map outputs")
+    p = sub.add_parser("gen", help="regenerate the SV packages, C headers, Python views and docs "
+                                   "of the configurations and contracts")
     p.add_argument("--config", action="append", help="configuration name (default: all built-in)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    for name in args.config or builtin_config_names():
-        for path in write_generated(load_config(name)):
-            print(f"wrote {path}")
-    for path in regmap.write_generated():
+    written = write_all(args.config)
+    for path in written:
         print(f"wrote {path}")
+    print(f"gen: {len(written)} of {len(generated_files(args.config))} generated files rewritten, "
+          "the rest were current")
     return 0

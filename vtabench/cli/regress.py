@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from vtabench.regress.runner import (coverage_json, regress, rtl_coverage_report, summary,
+    from vtabench.verify.regress.campaign import (coverage_json, regress, rtl_coverage_report, summary,
                                          write_junit)
 
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)

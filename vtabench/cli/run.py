@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
     from vtabench.cli import CliError
     from vtabench.cli.compile import summarize
-    from vtabench.config import load_config
+    from vtabench.spec.config import load_config
     from vtabench.graph import Package, compile_model, run_package
 
     if not args.model.exists():

@@ -16,8 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from vtabench.config import load_config
-    from vtabench.sim import simulate
+    from vtabench.spec.config import load_config
+    from vtabench.verify.network_check import simulate
 
     ok, text = simulate(load_config(args.config), link=args.link, seed=args.seed,
                         waves=args.waves or False)

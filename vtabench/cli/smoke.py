@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--report", type=Path, help="write the markdown report here")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per program")
     p.add_argument("--random", type=int, default=0, metavar="N",
-                   help="also run N seeded random programs (vtabench.programs.random_program, "
+                   help="also run N seeded random programs (vtabench.verify.programs.random_program, "
                         "seeds 0..N-1)")
     p.set_defaults(func=run)
 
@@ -38,19 +38,19 @@ def _command_line() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from vtabench.config import load_config
-    from vtabench.smoke import run_smoke
+    from vtabench.spec.config import load_config
+    from vtabench.verify.smoke import run_smoke
 
     from vtabench.drivers import DeviceError
 
     cfg = load_config(args.config)
-    from vtabench.smoke import smoke_programs
+    from vtabench.verify.smoke import smoke_programs
 
     programs = smoke_programs(cfg)
     if args.random:
         import numpy as np
 
-        from vtabench.programs import random_program
+        from vtabench.verify.programs import random_program
 
         for seed in range(args.random):
             prog = random_program(cfg, np.random.default_rng(seed))

@@ -1,9 +1,9 @@
 """TVM operator compiler: TE definitions + s_tir schedules tensorized to VTA, emitted as
 instruction streams through :mod:`vtabench.runtime`. See docs/compiler.md."""
 
-from vtabench.compiler.build import CompiledOp, compile_op, llvm_reference
+from vtabench.compiler.compile import CompiledOp, compile_op, llvm_reference
 from vtabench.compiler.ops import CompileError, Conv2dSpec, DenseSpec
-from vtabench.compiler.schedule import Tiling, choose_tiling
+from vtabench.compiler.tiling import Tiling, choose_tiling
 
 __all__ = ["CompileError", "CompiledOp", "Conv2dSpec", "DenseSpec", "Tiling", "choose_tiling",
            "compile_op", "llvm_reference"]

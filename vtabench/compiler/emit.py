@@ -39,12 +39,12 @@ from tvm import s_tir, tirx
 
 from vtabench.compiler.intrin import GEMM_OP
 from vtabench.compiler.ops import IMM_MAX, IMM_MIN, PAD_MAX, CompileError
-from vtabench.compiler.schedule import uop_count
-from vtabench.isa.layout import AluOp, MemType, mem_elem_bytes
+from vtabench.compiler.tiling import uop_count
+from vtabench.spec.isa.layout import AluOp, MemType, mem_elem_bytes
 from vtabench.runtime.stream import DeviceBuffer, Runtime, UopKernelBuilder
 
 if TYPE_CHECKING:
-    from vtabench.config import Config
+    from vtabench.spec.config import Config
 
 SCOPES = {"local.inp_buffer": "inp", "local.wgt_buffer": "wgt", "local.acc_buffer": "acc"}
 

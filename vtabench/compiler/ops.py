@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING
 
 from tvm import te, tirx
 
-from vtabench.config import IMM_BITS, PAD_BITS
+from vtabench.spec.config import IMM_BITS, PAD_BITS
 
 if TYPE_CHECKING:
-    from vtabench.config import Config
+    from vtabench.spec.config import Config
 
 
 class CompileError(ValueError):

@@ -15,12 +15,12 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from vtabench.config import Config
+from vtabench.spec.config import Config
 from vtabench.fsim import kernels
-from vtabench.isa.insn import Insn, decode_uops
-from vtabench.isa.layout import AluOp, MemType, Opcode, mem_elem_bytes
-from vtabench.schedule import DEFAULT_STAGE_ORDER, Stage
-from vtabench.validate import validated_order
+from vtabench.spec.isa.insn import Insn, decode_uops
+from vtabench.spec.isa.layout import AluOp, MemType, Opcode, mem_elem_bytes
+from vtabench.spec.tokens import DEFAULT_STAGE_ORDER, Stage
+from vtabench.spec.validate import validated_order
 
 
 #: Called with (instruction, A operands, B operands) before an ALU instruction executes.

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vtabench.isa.layout import AluOp
+from vtabench.spec.isa.layout import AluOp
 
 #: float32 holds every integer up to 2^24 exactly and float64 up to 2^53; an int8 x int8 product
 #: is at most 2^14 in magnitude, so a dot product of up to 2^10 terms is exact in float32 (in any

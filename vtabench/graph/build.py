@@ -25,7 +25,7 @@ from tvm import relax
 from vtabench.graph import passes
 from vtabench.graph.frontend import import_onnx, to_graph
 from vtabench.graph.ir import CPU, VTA, Graph, Node
-from vtabench.isa.insn import INSN_BYTES
+from vtabench.spec.isa.insn import INSN_BYTES
 
 FORMAT = "vtabench-vtapkg-1"
 
@@ -459,7 +459,7 @@ def compile_model(model: Any, cfg: Any, *, force_cpu: set[str] | None = None,
     """ONNX model (ModelProto or path) -> Package for configuration ``cfg``
     (``double_buffer``: the operator compiler's two virtual threads, default on)."""
     if isinstance(cfg, str):
-        from vtabench.config import load_config
+        from vtabench.spec.config import load_config
 
         cfg = load_config(cfg)
     g = prepare_graph(model, cfg, force_cpu)
@@ -469,7 +469,7 @@ def compile_model(model: Any, cfg: Any, *, force_cpu: set[str] | None = None,
 def reference_package(model: Any, cfg: Any) -> Package:
     """The same int8 graph with every operator on the CPU (TVM llvm): the reference."""
     if isinstance(cfg, str):
-        from vtabench.config import load_config
+        from vtabench.spec.config import load_config
 
         cfg = load_config(cfg)
     g = prepare_graph(model, cfg, all_cpu=True)

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from vtabench.graph.build import Package, pack_act, unpack_act
-from vtabench.isa.insn import decode_program, encode_program
-from vtabench.isa.layout import Opcode, mem_elem_bytes
+from vtabench.spec.isa.insn import decode_program, encode_program
+from vtabench.spec.isa.layout import Opcode, mem_elem_bytes
 
 
 @dataclass

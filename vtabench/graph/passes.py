@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from vtabench.graph.ir import CPU, VTA, Graph, Node
 
 if TYPE_CHECKING:
-    from vtabench.config import Config
+    from vtabench.spec.config import Config
 
 NEUTRAL_OPS = {"relax.reshape", "relax.flatten", "relax.squeeze", "relax.expand_dims"}
 

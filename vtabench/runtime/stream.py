@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vtabench.isa.insn import INSN_BYTES, Insn, encode_program, encode_uops
-from vtabench.isa.layout import AluOp, MemType, Opcode, mem_elem_bytes
-from vtabench.schedule import POP_FLAG, PUSH_FLAG, Stage, TokenQueue, stage_of
+from vtabench.spec.isa.insn import INSN_BYTES, Insn, encode_program, encode_uops
+from vtabench.spec.isa.layout import AluOp, MemType, Opcode, mem_elem_bytes
+from vtabench.spec.tokens import POP_FLAG, PUSH_FLAG, Stage, TokenQueue, stage_of
 
 if TYPE_CHECKING:
-    from vtabench.config import Config
+    from vtabench.spec.config import Config
 
 
 def open_device(target: str, cfg: Config | str, mem_bytes: int = 64 << 20, **opts: Any):

@@ -1,0 +1,285 @@
+"""Tiling choice and s_tir schedules that map the TE operators onto the VTA core.
+
+The schedule (per operator) does what upstream VTA's TE schedules did, in s_tir:
+
+* tiles the output to the configured BATCH x BLOCK tensor tiles (the packed layout's two inner
+  axes) and splits the outer axes by the chosen tiling (:class:`Tiling`): tile loops outside,
+  one reduction chunk loop, the per-chunk loops inside;
+* puts the accumulator (``set_scope(..., "local.acc_buffer")``) and every epilogue stage in the
+  accumulator scope at the tile loop (``reverse_compute_at``), marks them ``vta.alu``;
+* caches the activation (or its zero-padded copy, the ``pad`` stage) into ``local.inp_buffer``
+  and the weights into ``local.wgt_buffer`` at the chunk loop (``compute_at``), int32 / int8
+  epilogue inputs into ``local.acc_buffer`` at the tile loop; marks the copies ``vta.dma``;
+* decomposes the reduction and tensorizes the GEMM and its reset with the intrinsics of
+  :mod:`vtabench.compiler.intrin`;
+* annotates the tile loop with ``vta.virtual_threads`` (2 = double buffering: consecutive
+  allocations of each on-chip buffer alternate between two copies, so loads of one tile overlap
+  compute and store of the previous one; 1 = off).
+
+The tiling is chosen per layer and configuration (:func:`choose_conv_tiling`,
+:func:`choose_dense_tiling`) so that every on-chip buffer holds its tiles (times two with double
+buffering) and the micro-op kernels fit; weights or activations larger than a buffer are split
+along output channels, spatial rows/columns and reduction chunks. A layer with no valid tiling
+raises :class:`CompileError` naming the buffer and the sizes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tvm import s_tir, te
+
+from vtabench.compiler.intrin import intrin_names
+from vtabench.compiler.ops import CompileError, Conv2dSpec, DenseSpec, OpTE
+
+if TYPE_CHECKING:
+    from vtabench.spec.config import Config
+
+ACC = "local.acc_buffer"
+INP = "local.inp_buffer"
+WGT = "local.wgt_buffer"
+
+#: A GEMM micro-op kernel may use at most this share of the micro-op buffer (several kernels
+#: stay resident and are reused across tiles).
+UOP_SHARE = 4
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """Tile sizes in tensor tiles: ``oc`` output-channel blocks, ``h`` x ``w`` output pixels (conv)
+    or ``n`` batch blocks (dense), ``ic`` input-channel blocks per reduction chunk."""
+
+    oc: int
+    ic: int
+    h: int = 1
+    w: int = 1
+    n: int = 1
+
+
+@dataclass(frozen=True)
+class Footprint:
+    inp: int
+    wgt: int
+    acc: int
+    uops: int
+
+
+def uop_count(extents: list[int]) -> int:
+    """Micro-ops of a kernel over these loops (two largest become the hardware loops)."""
+    ext = sorted((e for e in extents if e > 1), reverse=True)
+    n = 1
+    for e in ext[2:]:
+        n *= e
+    return n
+
+
+def _extra_acc(ep: tuple) -> tuple[int, int]:
+    """(number of full-tile int32 acc buffers, number of per-channel bias buffers) the epilogue
+    needs besides the accumulator."""
+    full = sum(1 for op in ep if op[0] in ("residual", "mul"))
+    bias = sum(1 for op in ep if op[0] == "bias")
+    return full, bias
+
+
+def conv_footprint(spec: Conv2dSpec, t: Tiling) -> Footprint:
+    ih = (t.h - 1) * spec.stride + spec.k
+    iw = (t.w - 1) * spec.stride + spec.k
+    full, bias = _extra_acc(spec.epilogue)
+    return Footprint(
+        inp=t.ic * ih * iw,
+        wgt=t.oc * t.ic * spec.k * spec.k,
+        acc=t.oc * t.h * t.w * (1 + full) + t.oc * bias,
+        uops=uop_count([t.oc, t.h, t.w, t.ic, spec.k, spec.k]))
+
+
+def dense_footprint(spec: DenseSpec, t: Tiling) -> Footprint:
+    full, bias = _extra_acc(spec.epilogue)
+    return Footprint(inp=t.n * t.ic, wgt=t.oc * t.ic, acc=t.n * t.oc * (1 + full) + t.oc * bias,
+                     uops=uop_count([t.n, t.oc, t.ic]))
+
+
+def _fits(cfg: Config, fp: Footprint, slots: int) -> str | None:
+    """None if the footprint fits, else a message naming the first buffer that overflows."""
+    for buf, need, depth in (("input", fp.inp, cfg.inp_depth), ("weight", fp.wgt, cfg.wgt_depth),
+                             ("accumulator", fp.acc, cfg.acc_depth)):
+        if need * slots > depth:
+            return (f"{buf} buffer: a tile needs {need} elements x {slots} "
+                    f"buffer{'s' if slots > 1 else ''} = {need * slots}, the buffer holds {depth}")
+    if fp.uops > cfg.uop_depth // UOP_SHARE:
+        return (f"micro-op buffer: a kernel needs {fp.uops} micro-ops, at most "
+                f"{cfg.uop_depth // UOP_SHARE} of the {cfg.uop_depth} entries may go to one")
+    return None
+
+
+def choose_conv_tiling(spec: Conv2dSpec, cfg: Config, double_buffer: bool = True) -> Tiling:
+    spec.check(cfg)
+    slots = 2 if double_buffer else 1
+    O, C = spec.o // cfg.block_out, spec.c // cfg.block_in
+    Ho, Wo = spec.out_h, spec.out_w
+    best = None
+    for to, tc, th, tw in itertools.product(_divisors(O), _divisors(C), _divisors(Ho),
+                                            _divisors(Wo)):
+        t = Tiling(oc=to, ic=tc, h=th, w=tw)
+        fp = conv_footprint(spec, t)
+        if _fits(cfg, fp, slots) is not None:
+            continue
+        cost = _conv_cost(spec, cfg, t, fp)
+        if best is None or cost < best[0]:
+            best = (cost, t)
+    if best is None:
+        t = Tiling(oc=1, ic=1, h=1, w=1)
+        why = _fits(cfg, conv_footprint(spec, t), slots)
+        raise CompileError(f"{spec.name}: no tiling fits {cfg.name}: even the smallest tile "
+                           f"(1 output block, 1 input block, 1x1 pixels) overflows the {why}")
+    return best[1]
+
+
+def _conv_cost(spec: Conv2dSpec, cfg: Config, t: Tiling, fp: Footprint) -> float:
+    """Estimated cycles: DRAM traffic (8 bytes/cycle), a fixed cost per instruction, and the
+    GEMM work (fixed); lower is better."""
+    O, C = spec.o // cfg.block_out, spec.c // cfg.block_in
+    tiles = (O // t.oc) * (spec.out_h // t.h) * (spec.out_w // t.w) * (spec.n // cfg.batch)
+    chunks = tiles * (C // t.ic)
+    inp_bytes = chunks * fp.inp * cfg.inp_elem_bytes
+    wgt_bytes = chunks * fp.wgt * cfg.wgt_elem_bytes
+    out_bytes = tiles * t.oc * t.h * t.w * cfg.out_elem_bytes
+    load_rows = chunks * (t.ic * ((t.h - 1) * spec.stride + spec.k) + t.oc)
+    insns = chunks * 4 + tiles * (4 + len(spec.epilogue) * 2) + load_rows
+    uop_bytes = chunks * fp.uops * 4
+    transfer = (inp_bytes + wgt_bytes + out_bytes + uop_bytes) / 8
+    compute = spec.macs / cfg.macs_per_cycle
+    # With double buffering transfers overlap compute; without, they add up.
+    return max(transfer, compute) + 0.25 * min(transfer, compute) + insns * 20
+
+
+def choose_dense_tiling(spec: DenseSpec, cfg: Config, double_buffer: bool = True) -> Tiling:
+    spec.check(cfg)
+    slots = 2 if double_buffer else 1
+    N, K, M = spec.n // cfg.batch, spec.k // cfg.block_in, spec.m // cfg.block_out
+    best = None
+    for tn, tm, tk in itertools.product(_divisors(N), _divisors(M), _divisors(K)):
+        t = Tiling(oc=tm, ic=tk, n=tn)
+        fp = dense_footprint(spec, t)
+        if _fits(cfg, fp, slots) is not None:
+            continue
+        tiles = (N // tn) * (M // tm)
+        chunks = tiles * (K // tk)
+        transfer = (chunks * (fp.inp * cfg.inp_elem_bytes + fp.wgt * cfg.wgt_elem_bytes)) / 8
+        cost = transfer + chunks * 100 + tiles * 100
+        if best is None or cost < best[0]:
+            best = (cost, t)
+    if best is None:
+        t = Tiling(oc=1, ic=1, n=1)
+        why = _fits(cfg, dense_footprint(spec, t), slots)
+        raise CompileError(f"{spec.name}: no tiling fits {cfg.name}: even the smallest tile "
+                           f"overflows the {why}")
+    return best[1]
+
+
+def choose_tiling(spec: Conv2dSpec | DenseSpec, cfg: Config, double_buffer: bool = True) -> Tiling:
+    if isinstance(spec, Conv2dSpec):
+        return choose_conv_tiling(spec, cfg, double_buffer)
+    return choose_dense_tiling(spec, cfg, double_buffer)
+
+
+# ---------------------------------------------------------------------------------------------
+# Schedules
+# ---------------------------------------------------------------------------------------------
+
+def _read_index(sch: s_tir.Schedule, block: s_tir.SBlockRV, name: str) -> int:
+    for i, region in enumerate(sch.get(block).reads):
+        buf = region.source if hasattr(region, "source") else region.buffer
+        if buf.name == name:
+            return i
+    raise CompileError(f"block {sch.get(block).name_hint} does not read {name}")
+
+
+def _epilogue_schedule(sch: s_tir.Schedule, op: OpTE, tile_loop: s_tir.LoopRV) -> None:
+    for name in op.alu_stages:
+        blk = sch.get_sblock(name)
+        sch.set_scope(blk, 0, ACC)
+        sch.reverse_compute_at(blk, tile_loop)
+        sch.annotate(blk, "vta.alu", 1)
+    out = sch.get_sblock("out")
+    sch.reverse_compute_at(out, tile_loop)
+    sch.annotate(out, "vta.dma", 1)
+    # Extra inputs of the epilogue (bias int32, residual / multiplier int8) are cached into the
+    # accumulator scope at the tile loop: LOAD ACC, or LOAD ACC_8BIT for int8.
+    for inp_name, stage in op.acc_inputs:
+        blk = sch.get_sblock(stage)
+        cr = sch.cache_read(blk, _read_index(sch, blk, inp_name), ACC)
+        sch.compute_at(cr, tile_loop)
+        sch.annotate(cr, "vta.dma", 1)
+
+
+def _tensorize(sch: s_tir.Schedule, cfg: Config, block: s_tir.SBlockRV, chunk: s_tir.LoopRV,
+               b_loop: s_tir.LoopRV, j_loop: s_tir.LoopRV) -> None:
+    gemm, reset = intrin_names(cfg.batch, cfg.block_in, cfg.block_out)
+    init = sch.decompose_reduction(block, chunk)
+    sch.tensorize(j_loop if cfg.batch == 1 else b_loop, gemm)
+    iloops = sch.get_loops(init)
+    sch.tensorize(iloops[-1] if cfg.batch == 1 else iloops[-2], reset)
+
+
+def schedule_conv(op: OpTE, cfg: Config, t: Tiling,
+                  double_buffer: bool = True) -> s_tir.Schedule:
+    func = te.create_prim_func(op.func_args)
+    sch = s_tir.Schedule(func)
+    cb = sch.get_sblock(op.main)
+    sch.set_scope(cb, 0, ACC)
+    n, o, h, w, b, j, ic, kh, kw, ii = sch.get_loops(cb)
+    oo, oi = sch.split(o, [None, t.oc])
+    ho, hi = sch.split(h, [None, t.h])
+    wo, wi = sch.split(w, [None, t.w])
+    ico, ici = sch.split(ic, [None, t.ic])
+    sch.reorder(n, oo, ho, wo, ico, oi, hi, wi, ici, kh, kw, b, j, ii)
+    sch.annotate(wo, "vta.virtual_threads", 2 if double_buffer else 1)
+    _epilogue_schedule(sch, op, wo)
+    if op.pad:
+        pb = sch.get_sblock(op.pad)
+        sch.set_scope(pb, 0, INP)
+    else:
+        pb = sch.cache_read(cb, 0, INP)
+    sch.compute_at(pb, ico)
+    sch.annotate(pb, "vta.dma", 1)
+    wb = sch.cache_read(cb, 1, WGT)
+    sch.compute_at(wb, ico)
+    sch.annotate(wb, "vta.dma", 1)
+    _tensorize(sch, cfg, cb, ico, b, j)
+    return sch
+
+
+def schedule_dense(op: OpTE, cfg: Config, t: Tiling,
+                   double_buffer: bool = True) -> s_tir.Schedule:
+    func = te.create_prim_func(op.func_args)
+    sch = s_tir.Schedule(func)
+    db = sch.get_sblock(op.main)
+    sch.set_scope(db, 0, ACC)
+    n, m, b, j, k, ii = sch.get_loops(db)
+    no, ni = sch.split(n, [None, t.n])
+    mo, mi = sch.split(m, [None, t.oc])
+    ko, ki = sch.split(k, [None, t.ic])
+    sch.reorder(no, mo, ko, ni, mi, ki, b, j, ii)
+    sch.annotate(mo, "vta.virtual_threads", 2 if double_buffer else 1)
+    _epilogue_schedule(sch, op, mo)
+    ib = sch.cache_read(db, 0, INP)
+    sch.compute_at(ib, ko)
+    sch.annotate(ib, "vta.dma", 1)
+    wb = sch.cache_read(db, 1, WGT)
+    sch.compute_at(wb, ko)
+    sch.annotate(wb, "vta.dma", 1)
+    _tensorize(sch, cfg, db, ko, b, j)
+    return sch
+
+
+def schedule_op(op: OpTE, spec: Conv2dSpec | DenseSpec, cfg: Config, t: Tiling,
+                double_buffer: bool = True) -> s_tir.Schedule:
+    if isinstance(spec, Conv2dSpec):
+        return schedule_conv(op, cfg, t, double_buffer)
+    return schedule_dense(op, cfg, t, double_buffer)

@@ -1,0 +1,234 @@
+"""The one driver API: open a device for a configuration, manage its memory, run programs.
+
+User code, tests and the compiler runtime use :func:`open_device` and the :class:`Device` methods
+and never know which target runs underneath::
+
+    from vtabench.drivers import open_device
+    with open_device("fsim", cfg, mem_bytes=1 << 24) as dev:
+        a = dev.alloc(len(image), align=4096)
+        dev.write(a, image)
+        i = dev.alloc(len(program_bytes), align=16)
+        dev.write(i, program_bytes)
+        result = dev.run(i, len(program_bytes) // 16, timeout_s=10)
+        out = dev.read(a, len(image))
+
+Addresses are byte offsets into the device memory image; instructions address DRAM with absolute
+element indices (``dram_base * element_bytes`` is the byte address; upstream's base-0 convention),
+so data a program touches must be allocated with ``align`` a multiple of the element size.
+
+This module imports numpy only (it is on the OpenCL smoke path, which runs where nothing else of
+the project's dependencies is installed).
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from vtabench.drivers.alloc import Allocator, OutOfMemoryError
+
+if TYPE_CHECKING:
+    from vtabench.spec.config import Config
+    from vtabench.spec.isa.insn import Insn
+
+__all__ = ["BACKENDS", "Device", "DeviceError", "OutOfMemoryError", "RunResult",
+           "RunTimeoutError", "mem_bytes_for", "open_device", "run_program"]
+
+#: Default device memory size (bytes) when open_device is not given one.
+DEFAULT_MEM_BYTES = 64 << 20
+#: Alignment of a raw program's DRAM image (at byte 0) and of what follows it (run_program).
+PAGE_BYTES = 4096
+
+#: target name -> "module:class" of its backend (imported on first use).
+BACKENDS: dict[str, str] = {
+    "fsim": "vtabench.drivers.fsim_backend:FsimDevice",
+    "opencl": "vtabench.drivers.opencl_backend:OpenCLDevice",
+    "rtl": "vtabench.drivers.rtl_backend:RtlDevice",
+}
+
+
+class DeviceError(RuntimeError):
+    """A device could not be opened, or a run failed on the device."""
+
+
+class RunTimeoutError(DeviceError, TimeoutError):
+    """A run did not finish within its timeout. ``timeout_s`` and ``status`` (a dict of whatever
+    the backend could read about the device's state) are attributes."""
+
+    def __init__(self, message: str, timeout_s: float, status: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.timeout_s = timeout_s
+        self.status = status or {}
+
+
+@dataclass
+class RunResult:
+    """What one run reports: instruction count, host wall time, and backend statistics
+    (``stats``: cycles for cycle-level targets, kernel time for OpenCL, counters)."""
+
+    insn_count: int
+    wall_s: float
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+class Device(ABC):
+    """A VTA device: ``mem_bytes`` of device memory managed by one :class:`Allocator`."""
+
+    target: str = "?"
+
+    def __init__(self, cfg: Config, mem_bytes: int = DEFAULT_MEM_BYTES) -> None:
+        if mem_bytes <= 0 or mem_bytes % 16:
+            raise DeviceError(f"mem_bytes must be a positive multiple of 16, got {mem_bytes}")
+        self.cfg = cfg
+        self.mem_bytes = int(mem_bytes)
+        self.allocator = Allocator(self.mem_bytes)
+        self._closed = False
+
+    # -- memory ----------------------------------------------------------------------------
+    def alloc(self, nbytes: int, align: int = 64) -> int:
+        """Reserve ``nbytes`` of device memory aligned to ``align``; returns its address."""
+        self._check_open()
+        return self.allocator.alloc(nbytes, align)
+
+    def free(self, addr: int) -> None:
+        self._check_open()
+        self.allocator.free(addr)
+
+    def write(self, addr: int, data: bytes | bytearray | memoryview | np.ndarray) -> None:
+        """Copy host bytes (any array is taken as its raw bytes) to device memory at ``addr``."""
+        self._check_open()
+        buf = _as_bytes(data)
+        self._check_range(addr, buf.size, "write")
+        self._write(addr, buf)
+
+    def read(self, addr: int, nbytes: int) -> np.ndarray:
+        """Copy ``nbytes`` of device memory at ``addr`` to a new uint8 array."""
+        self._check_open()
+        self._check_range(addr, nbytes, "read")
+        return self._read(addr, nbytes)
+
+    # -- running ---------------------------------------------------------------------------
+    def run(self, insn_addr: int, insn_count: int, timeout_s: float | None = None) -> RunResult:
+        """Run ``insn_count`` 16-byte instructions starting at byte address ``insn_addr`` and wait
+        for FINISH (at most ``timeout_s`` seconds: :class:`RunTimeoutError` after that)."""
+        self._check_open()
+        if insn_addr % 16:
+            raise DeviceError(f"instruction address {insn_addr:#x} is not 16-byte aligned")
+        if insn_count <= 0:
+            raise DeviceError(f"instruction count must be positive, got {insn_count}")
+        self._check_range(insn_addr, insn_count * 16, "instruction fetch")
+        return self._run(insn_addr, insn_count, timeout_s)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._close()
+
+    @property
+    def name(self) -> str:
+        """Human-readable name of what runs the programs."""
+        return self.target
+
+    def __enter__(self) -> Device:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- backend hooks ---------------------------------------------------------------------
+    @abstractmethod
+    def _write(self, addr: int, data: np.ndarray) -> None: ...
+
+    @abstractmethod
+    def _read(self, addr: int, nbytes: int) -> np.ndarray: ...
+
+    @abstractmethod
+    def _run(self, insn_addr: int, insn_count: int, timeout_s: float | None) -> RunResult: ...
+
+    def _close(self) -> None:
+        pass
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise DeviceError(f"{self.target} device is closed")
+
+    def _check_range(self, addr: int, nbytes: int, what: str) -> None:
+        if addr < 0 or nbytes < 0 or addr + nbytes > self.mem_bytes:
+            raise DeviceError(f"{what} of {nbytes} bytes at {addr:#x} lies outside device memory "
+                              f"[0, {self.mem_bytes:#x})")
+
+
+def _as_bytes(data: bytes | bytearray | memoryview | np.ndarray) -> np.ndarray:
+    if isinstance(data, np.ndarray):
+        return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    return np.frombuffer(bytes(data), dtype=np.uint8)
+
+
+def open_device(target: str, cfg: Config | str, mem_bytes: int = DEFAULT_MEM_BYTES,
+                **opts: Any) -> Device:
+    """Open a device of ``target`` ("fsim", "opencl", "rtl") for configuration ``cfg`` (a Config
+    or a configuration name). Backend options go in ``opts`` (e.g. ``platform=``, ``device=``,
+    ``binary=`` for opencl)."""
+    if isinstance(cfg, str):
+        from vtabench.spec.config import load_config
+
+        cfg = load_config(cfg)
+    try:
+        spec = BACKENDS[target]
+    except KeyError:
+        raise DeviceError(f"unknown target {target!r}; known: {', '.join(BACKENDS)}") from None
+    module_name, cls_name = spec.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            raise DeviceError(f"target {target!r} has no backend yet ({module_name})") from None
+        raise
+    cls = getattr(module, cls_name)
+    return cls(cfg, mem_bytes=mem_bytes, **opts)  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------------------------------------
+# A raw program on a device (vtabench exec, smoke, regress)
+# ---------------------------------------------------------------------------------------------
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+def mem_bytes_for(dram_bytes: int, code_bytes: int, *, guard: int = 0) -> int:
+    """Device memory :func:`run_program` needs for a DRAM image of ``dram_bytes`` and an
+    instruction stream of ``code_bytes`` (each rounded up to 4 KiB), plus ``guard`` bytes."""
+    return _align(max(dram_bytes, 1), PAGE_BYTES) + _align(code_bytes, PAGE_BYTES) + guard
+
+
+def run_program(dev: Device, program: bytes | bytearray | memoryview | np.ndarray | Sequence[Insn],
+                dram: np.ndarray, timeout_s: float | None = None, *, insn_align: int = 16
+                ) -> RunResult:
+    """Run a raw program whose DRAM image starts at device address 0 (instructions address DRAM
+    with absolute element indices: upstream's base-0 convention); ``dram`` (1-D uint8) is updated
+    in place with the image after the run. ``program``: the encoded instruction stream, or
+    instructions to encode for the device's configuration. The device's allocator is reset
+    first; the instructions go after the image, aligned to ``insn_align``."""
+    if isinstance(program, (bytes, bytearray, memoryview, np.ndarray)):
+        code = _as_bytes(program)
+    else:
+        from vtabench.spec.isa.insn import encode_program
+
+        code = _as_bytes(encode_program(dev.cfg, list(program)))
+    dev.allocator.reset()
+    base = dev.alloc(dram.size, align=PAGE_BYTES)
+    if base != 0:
+        raise DeviceError(f"DRAM image placed at {base:#x}, not 0")
+    iaddr = dev.alloc(code.size, align=insn_align)
+    dev.write(base, dram)
+    dev.write(iaddr, code)
+    result = dev.run(iaddr, code.size // 16, timeout_s)
+    dram[:] = dev.read(base, dram.size)
+    return result

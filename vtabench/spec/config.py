@@ -1,0 +1,263 @@
+"""Hardware configurations: loading, checking and the sizes every design entry derives from them.
+
+A configuration is a JSON file in config/ with upstream VTA's keys (``vta_config.json``). Every
+other size (element bytes, buffer depths, index widths, instruction field widths) is derived here,
+once, and the instruction layout (:mod:`vtabench.spec.isa.layout`), the generated SystemVerilog package,
+the OpenCL header and the Python constants all come from the :class:`Config` this module returns.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+
+#: The keys a configuration file must have, with their allowed inclusive range and why.
+KEY_LIMITS: dict[str, tuple[int, int, str]] = {
+    "LOG_INP_WIDTH": (3, 3, "inputs are int8 in this ISA version"),
+    "LOG_WGT_WIDTH": (3, 3, "weights are int8 in this ISA version"),
+    "LOG_ACC_WIDTH": (5, 5, "accumulators are int32 in this ISA version"),
+    "LOG_BATCH": (0, 4, "BATCH from 1 to 16"),
+    "LOG_BLOCK": (1, 6, "BLOCK from 2 to 64"),
+    "LOG_UOP_BUFF_SIZE": (3, 30, "micro-op buffer bytes"),
+    "LOG_INP_BUFF_SIZE": (3, 30, "input buffer bytes"),
+    "LOG_WGT_BUFF_SIZE": (3, 30, "weight buffer bytes"),
+    "LOG_ACC_BUFF_SIZE": (3, 30, "accumulator buffer bytes"),
+}
+
+#: Dependency-token queue capacity (tokens) and per-stage command queue capacity (instructions).
+#: Fixed by the spec (docs/isa.md) rather than per configuration: the validator models both so a
+#: program that would stall a full queue on hardware is rejected before launch.
+TOKEN_QUEUE_DEPTH = 256
+CMD_QUEUE_DEPTH = 512
+
+# Fixed instruction field widths (upstream hw_spec.h).
+SRAM_ADDR_BITS = 16
+DRAM_ADDR_BITS = 32
+SIZE_BITS = 16
+STRIDE_BITS = 16
+PAD_BITS = 4
+LOOP_ITER_BITS = 14
+IMM_BITS = 16
+UOP_BITS = 32
+
+
+class ConfigError(ValueError):
+    """A configuration file is missing a key, has a value out of range, or derives a width that
+    does not fit its instruction field. The message names the key and the limit."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """One hardware configuration with everything derived from it."""
+
+    name: str
+    log_inp_width: int
+    log_wgt_width: int
+    log_acc_width: int
+    log_batch: int
+    log_block: int
+    log_uop_buff_size: int
+    log_inp_buff_size: int
+    log_wgt_buff_size: int
+    log_acc_buff_size: int
+
+    # --- tensor shape -----------------------------------------------------------------------
+    @property
+    def batch(self) -> int:
+        return 1 << self.log_batch
+
+    @property
+    def block(self) -> int:
+        return 1 << self.log_block
+
+    @property
+    def block_in(self) -> int:
+        return self.block
+
+    @property
+    def block_out(self) -> int:
+        return self.block
+
+    @property
+    def macs_per_cycle(self) -> int:
+        return self.batch * self.block_in * self.block_out
+
+    # --- element sizes in bytes (one buffer element = one tensor tile) -----------------------
+    @property
+    def inp_elem_bytes(self) -> int:
+        return self.batch * self.block_in * (1 << self.log_inp_width) // 8
+
+    @property
+    def wgt_elem_bytes(self) -> int:
+        return self.block_out * self.block_in * (1 << self.log_wgt_width) // 8
+
+    @property
+    def acc_elem_bytes(self) -> int:
+        return self.batch * self.block_out * (1 << self.log_acc_width) // 8
+
+    @property
+    def out_elem_bytes(self) -> int:
+        return self.batch * self.block_out * (1 << self.log_inp_width) // 8
+
+    @property
+    def acc8_elem_bytes(self) -> int:
+        """LOAD ACC_8BIT reads int8 tiles of the accumulator's shape."""
+        return self.batch * self.block_out
+
+    uop_elem_bytes = UOP_BITS // 8
+
+    # --- buffer depths (elements) and their index widths -------------------------------------
+    @property
+    def log_uop_depth(self) -> int:
+        return self.log_uop_buff_size - 2
+
+    @property
+    def log_inp_depth(self) -> int:
+        return self.log_inp_buff_size - _log2(self.inp_elem_bytes)
+
+    @property
+    def log_wgt_depth(self) -> int:
+        return self.log_wgt_buff_size - _log2(self.wgt_elem_bytes)
+
+    @property
+    def log_acc_depth(self) -> int:
+        return self.log_acc_buff_size - _log2(self.acc_elem_bytes)
+
+    @property
+    def log_out_depth(self) -> int:
+        return self.log_acc_depth
+
+    @property
+    def uop_depth(self) -> int:
+        return 1 << self.log_uop_depth
+
+    @property
+    def inp_depth(self) -> int:
+        return 1 << self.log_inp_depth
+
+    @property
+    def wgt_depth(self) -> int:
+        return 1 << self.log_wgt_depth
+
+    @property
+    def acc_depth(self) -> int:
+        return 1 << self.log_acc_depth
+
+    @property
+    def out_depth(self) -> int:
+        return self.acc_depth
+
+    @property
+    def uop_src_bits(self) -> int:
+        """The micro-op src field indexes inp (GEMM) or acc (ALU): as wide as the wider."""
+        return max(self.log_inp_depth, self.log_acc_depth)
+
+    def as_dict(self) -> dict[str, int | str]:
+        return {
+            "NAME": self.name,
+            "LOG_INP_WIDTH": self.log_inp_width,
+            "LOG_WGT_WIDTH": self.log_wgt_width,
+            "LOG_ACC_WIDTH": self.log_acc_width,
+            "LOG_BATCH": self.log_batch,
+            "LOG_BLOCK": self.log_block,
+            "LOG_UOP_BUFF_SIZE": self.log_uop_buff_size,
+            "LOG_INP_BUFF_SIZE": self.log_inp_buff_size,
+            "LOG_WGT_BUFF_SIZE": self.log_wgt_buff_size,
+            "LOG_ACC_BUFF_SIZE": self.log_acc_buff_size,
+        }
+
+    @property
+    def config_id(self) -> int:
+        """32-bit identifier of the configuration (hardware and driver must agree on it)."""
+        import zlib
+
+        body = json.dumps({k: v for k, v in self.as_dict().items() if k != "NAME"}, sort_keys=True)
+        return zlib.crc32(body.encode())
+
+
+def _log2(n: int) -> int:
+    if n <= 0 or n & (n - 1):
+        raise ConfigError(f"{n} is not a power of two")
+    return n.bit_length() - 1
+
+
+def config_from_dict(data: dict[str, object], source: str = "<dict>") -> Config:
+    """Check every key and derived width of a configuration and build it."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: a configuration is a JSON object")
+    unknown = sorted(set(data) - set(KEY_LIMITS) - {"NAME"})
+    if unknown:
+        raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)}; allowed: NAME, "
+                          + ", ".join(KEY_LIMITS))
+    values: dict[str, int] = {}
+    for key, (lo, hi, why) in KEY_LIMITS.items():
+        if key not in data:
+            raise ConfigError(f"{source}: missing key {key}")
+        value = data[key]
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ConfigError(f"{source}: {key} must be an integer, got {value!r}")
+        if not lo <= value <= hi:
+            raise ConfigError(f"{source}: {key}={value} outside [{lo}, {hi}] ({why})")
+        values[key] = value
+    name = data.get("NAME", Path(source).stem)
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ConfigError(f"{source}: NAME must be an identifier, got {name!r}")
+    cfg = Config(name, *(values[k] for k in KEY_LIMITS))
+    _check_derived(cfg, source)
+    return cfg
+
+
+def _check_derived(cfg: Config, source: str) -> None:
+    depths = {
+        "LOG_UOP_BUFF_SIZE": ("uop", cfg.log_uop_depth),
+        "LOG_INP_BUFF_SIZE": ("inp", cfg.log_inp_depth),
+        "LOG_WGT_BUFF_SIZE": ("wgt", cfg.log_wgt_depth),
+        "LOG_ACC_BUFF_SIZE": ("acc", cfg.log_acc_depth),
+    }
+    for key, (buf, log_depth) in depths.items():
+        if log_depth < 1:
+            raise ConfigError(f"{source}: {key}={getattr(cfg, key.lower())} gives the {buf} buffer "
+                              f"fewer than 2 elements")
+        if log_depth > SRAM_ADDR_BITS:
+            raise ConfigError(f"{source}: {key} gives a {buf} depth of 2^{log_depth} elements; "
+                              f"the {SRAM_ADDR_BITS}-bit sram_base field addresses at most "
+                              f"2^{SRAM_ADDR_BITS}")
+    uop_bits = cfg.log_acc_depth + cfg.uop_src_bits + cfg.log_wgt_depth
+    if uop_bits > UOP_BITS:
+        raise ConfigError(
+            f"{source}: micro-op index widths dst {cfg.log_acc_depth} + src {cfg.uop_src_bits} + "
+            f"wgt {cfg.log_wgt_depth} = {uop_bits} bits exceed the {UOP_BITS}-bit micro-op; "
+            f"shrink LOG_ACC_BUFF_SIZE, LOG_INP_BUFF_SIZE or LOG_WGT_BUFF_SIZE")
+    # Instruction word widths are checked by the layout, which knows the packing rule.
+    from vtabench.spec.isa.layout import check_layout_fits
+
+    check_layout_fits(cfg, source)
+
+
+def config_path(name_or_path: str | Path) -> Path:
+    """Resolve a configuration name (``default``) or a path to a JSON file."""
+    p = Path(name_or_path)
+    if p.suffix == ".json" or p.exists():
+        return p
+    candidate = CONFIG_DIR / f"{name_or_path}.json"
+    if not candidate.exists():
+        known = ", ".join(sorted(x.stem for x in CONFIG_DIR.glob("*.json")))
+        raise ConfigError(f"no configuration named {name_or_path!r}; known: {known}")
+    return candidate
+
+
+def load_config(name_or_path: str | Path = "default") -> Config:
+    """Load and check a configuration by name (config/NAME.json) or path."""
+    path = config_path(name_or_path)
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not valid JSON: {exc}") from exc
+    return config_from_dict(data, str(path))
+
+
+def builtin_config_names() -> list[str]:
+    return sorted(p.stem for p in CONFIG_DIR.glob("*.json"))

@@ -1,0 +1,191 @@
+"""Bit layout of instructions and micro-ops, derived from a configuration.
+
+Fields are packed from bit 0 upward in declaration order; a field that would straddle bit 64
+starts at bit 64 instead (upstream's C bit-fields in 64-bit units). For the default configuration
+this reproduces upstream VTA 0.0.2's ``hw_spec.h`` positions exactly (tests/test_isa.py holds the
+upstream table). This is the one place field positions are computed: the Python ISA library, the
+SystemVerilog package and the OpenCL header are all generated from :func:`insn_layout`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from vtabench.spec import config as C
+
+if TYPE_CHECKING:
+    from vtabench.spec.config import Config
+
+INSN_BITS = 128
+WORD_BITS = 64
+
+
+class Opcode(IntEnum):
+    LOAD = 0
+    STORE = 1
+    GEMM = 2
+    FINISH = 3
+    ALU = 4
+
+
+class MemType(IntEnum):
+    UOP = 0
+    WGT = 1
+    INP = 2
+    ACC = 3
+    OUT = 4
+    ACC_8BIT = 5
+
+
+class AluOp(IntEnum):
+    MIN = 0
+    MAX = 1
+    ADD = 2
+    SHR = 3
+    MUL = 4
+
+
+OPCODE_BITS = 3
+MEMTYPE_BITS = 3
+ALU_OPCODE_BITS = 3
+
+#: Fields whose values are enum members (shown by name in assembly and JSON).
+ENUM_FIELDS: dict[str, type[IntEnum]] = {
+    "opcode": Opcode,
+    "memory_type": MemType,
+    "alu_opcode": AluOp,
+}
+#: Fields holding two's-complement signed values.
+SIGNED_FIELDS = frozenset({"imm"})
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    lsb: int
+    width: int
+
+    @property
+    def msb(self) -> int:
+        return self.lsb + self.width - 1
+
+    @property
+    def max(self) -> int:
+        """Largest encodable value (as stored; for signed fields the raw pattern)."""
+        return (1 << self.width) - 1
+
+    @property
+    def value_range(self) -> tuple[int, int]:
+        """Inclusive range of the value the field holds (signed fields are two's complement)."""
+        if self.name in SIGNED_FIELDS:
+            return -(1 << (self.width - 1)), (1 << (self.width - 1)) - 1
+        return 0, self.max
+
+
+def _field_widths(cfg: Config, op: Opcode) -> list[tuple[str, int]]:
+    common = [("opcode", OPCODE_BITS), ("pop_prev_dep", 1), ("pop_next_dep", 1),
+              ("push_prev_dep", 1), ("push_next_dep", 1)]
+    if op in (Opcode.LOAD, Opcode.STORE):
+        return common + [
+            ("memory_type", MEMTYPE_BITS), ("sram_base", C.SRAM_ADDR_BITS),
+            ("dram_base", C.DRAM_ADDR_BITS), ("y_size", C.SIZE_BITS), ("x_size", C.SIZE_BITS),
+            ("x_stride", C.STRIDE_BITS), ("y_pad_0", C.PAD_BITS), ("y_pad_1", C.PAD_BITS),
+            ("x_pad_0", C.PAD_BITS), ("x_pad_1", C.PAD_BITS)]
+    if op == Opcode.FINISH:
+        return common
+    loops = [("reset_reg", 1), ("uop_bgn", cfg.log_uop_depth), ("uop_end", cfg.log_uop_depth + 1),
+             ("iter_out", C.LOOP_ITER_BITS), ("iter_in", C.LOOP_ITER_BITS),
+             ("dst_factor_out", cfg.log_acc_depth), ("dst_factor_in", cfg.log_acc_depth)]
+    if op == Opcode.GEMM:
+        return common + loops + [
+            ("src_factor_out", cfg.log_inp_depth), ("src_factor_in", cfg.log_inp_depth),
+            ("wgt_factor_out", cfg.log_wgt_depth), ("wgt_factor_in", cfg.log_wgt_depth)]
+    return common + loops + [
+        ("src_factor_out", cfg.log_acc_depth), ("src_factor_in", cfg.log_acc_depth),
+        ("alu_opcode", ALU_OPCODE_BITS), ("use_imm", 1), ("imm", C.IMM_BITS)]
+
+
+def _pack(widths: list[tuple[str, int]], total: int, unit: int) -> tuple[tuple[Field, ...], int]:
+    fields: list[Field] = []
+    pos = 0
+    for name, width in widths:
+        if pos // unit != (pos + width - 1) // unit:
+            pos = (pos // unit + 1) * unit
+        fields.append(Field(name, pos, width))
+        pos += width
+    return tuple(fields), pos
+
+
+@dataclass(frozen=True)
+class InsnLayout:
+    opcode: Opcode
+    fields: tuple[Field, ...]
+    used_bits: int
+
+    def field(self, name: str) -> Field:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(f"{self.opcode.name} has no field {name!r}")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+
+@dataclass(frozen=True)
+class UopLayout:
+    dst: Field
+    src: Field
+    wgt: Field
+
+    @property
+    def fields(self) -> tuple[Field, Field, Field]:
+        """(dst, src, wgt): the order of every micro-op field tuple in the project."""
+        return self.dst, self.src, self.wgt
+
+
+@lru_cache(maxsize=None)
+def insn_layout(cfg: Config, op: Opcode) -> InsnLayout:
+    fields, used = _pack(_field_widths(cfg, op), INSN_BITS, WORD_BITS)
+    return InsnLayout(op, fields, used)
+
+
+@lru_cache(maxsize=None)
+def uop_layout(cfg: Config) -> UopLayout:
+    dst = Field("dst_idx", 0, cfg.log_acc_depth)
+    src = Field("src_idx", dst.lsb + dst.width, cfg.uop_src_bits)
+    wgt = Field("wgt_idx", src.lsb + src.width, cfg.log_wgt_depth)
+    return UopLayout(dst, src, wgt)
+
+
+def check_layout_fits(cfg: Config, source: str) -> None:
+    """Every instruction kind must fit 128 bits under the packing rule."""
+    for op in Opcode:
+        fields, used = _pack(_field_widths(cfg, op), INSN_BITS, WORD_BITS)
+        if used > INSN_BITS:
+            last = fields[-1]
+            depth_keys = {"uop": "LOG_UOP_BUFF_SIZE", "acc": "LOG_ACC_BUFF_SIZE",
+                          "inp": "LOG_INP_BUFF_SIZE", "wgt": "LOG_WGT_BUFF_SIZE"}
+            widths = ", ".join(f"{f.name}={f.width}" for f in fields if f.lsb >= WORD_BITS)
+            raise C.ConfigError(
+                f"{source}: {op.name} instruction needs {used} bits (word 1: {widths}) but an "
+                f"instruction has {INSN_BITS}; field {last.name} ends at bit {last.msb}. "
+                f"Reduce buffer depths ({', '.join(depth_keys.values())}).")
+
+
+def mem_elem_bytes(cfg: Config, mem: MemType) -> int:
+    """Bytes of one element of a memory type in DRAM (what dram_base and x_stride count)."""
+    return {MemType.UOP: cfg.uop_elem_bytes, MemType.WGT: cfg.wgt_elem_bytes,
+            MemType.INP: cfg.inp_elem_bytes, MemType.ACC: cfg.acc_elem_bytes,
+            MemType.OUT: cfg.out_elem_bytes, MemType.ACC_8BIT: cfg.acc8_elem_bytes}[MemType(mem)]
+
+
+def mem_depth(cfg: Config, mem: MemType) -> int:
+    """Elements in the on-chip buffer a memory type addresses (ACC_8BIT loads into acc)."""
+    return {MemType.UOP: cfg.uop_depth, MemType.WGT: cfg.wgt_depth, MemType.INP: cfg.inp_depth,
+            MemType.ACC: cfg.acc_depth, MemType.OUT: cfg.out_depth,
+            MemType.ACC_8BIT: cfg.acc_depth}[MemType(mem)]

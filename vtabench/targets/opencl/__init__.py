@@ -1,0 +1,1 @@
+"""The OpenCL kernel (``vta.cl``) and its generated per-configuration headers (``gen/``)."""

@@ -1,0 +1,15 @@
+"""PCIe platform model: what a vendor shell and the host give the VTA shell (docs/platform.md).
+
+- :mod:`.link`: the PCIe cost model (presets Gen3 x8, Gen3 x16, Gen4 x16); pure Python.
+- :mod:`.faults`: fault injection hooks (late / failed DMA, lost MSI, all-ones MMIO reads).
+- :mod:`.model`: the cocotb side (BAR0 MMIO over AXI4-Lite, DMA into the DPI DRAM image, MSI).
+- :mod:`.build`: the Verilator build of the top ``vta_pcie_top`` (shell + DRAM model).
+- :mod:`.sim_main`: the cocotb test that runs a driver function in a thread of the simulator.
+
+The driver side is ``vtabench.drivers.rtl_backend`` (target ``rtl`` of the driver API).
+"""
+
+from vtabench.targets.rtl.platform.faults import FaultPlan
+from vtabench.targets.rtl.platform.link import D2H, H2D, PRESETS, LinkModel, LinkStats, preset
+
+__all__ = ["D2H", "H2D", "PRESETS", "FaultPlan", "LinkModel", "LinkStats", "preset"]
