@@ -7,13 +7,9 @@
 See docs/graph.md.
 """
 
-from vtabench.graph.build import (
-           Package,
-           compile_model,
-           prepare_graph,
-           reference_package,
-)
+from vtabench.graph.compile import compile_model, prepare_graph, reference_package
 from vtabench.graph.execute import Executor, run_package
+from vtabench.graph.package import Package
 
 __all__ = ["Executor", "Package", "compile_model", "prepare_graph", "reference_package",
            "run_package"]

@@ -1,10 +1,11 @@
-"""Run a :class:`~vtabench.graph.build.Package` on a target through the driver API.
+"""Run a :class:`~vtabench.graph.package.Package` on a target through the driver API.
 
 Per model: the static image (packed weights, biases, micro-op kernels) and the programs are
 written to the device once. Per inference: the CPU functions run through TVM's llvm target (one
 Relax VM), each copy to VTA packs a host int8 tensor and writes it, each device program runs
 (one sync per wave of merged VTA nodes), each copy back reads and unpacks. Everything that
-touches the device goes through :class:`CountingDevice`, which counts syncs, bytes and cycles.
+touches the device goes through a :class:`~vtabench.graph.counting.CountingDevice`, which counts
+syncs, bytes and cycles.
 """
 
 from __future__ import annotations
@@ -16,68 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from vtabench.graph.build import Package, pack_act, unpack_act
+from vtabench.drivers.api import Device
+from vtabench.graph.counting import CountingDevice
+from vtabench.graph.pack import pack_act, unpack_act
+from vtabench.graph.package import Package
 from vtabench.spec.isa.insn import decode_program, encode_program
 from vtabench.spec.isa.layout import Opcode, mem_elem_bytes
-
-
-@dataclass
-class DriverCounts:
-    writes: int = 0
-    bytes_written: int = 0
-    reads: int = 0
-    bytes_read: int = 0
-    syncs: int = 0
-    cycles: int = 0
-    has_cycles: bool = True
-    run_wall_s: float = 0.0
-
-    def snapshot(self) -> DriverCounts:
-        return DriverCounts(**self.__dict__)
-
-    def minus(self, o: DriverCounts) -> dict[str, Any]:
-        return {k: getattr(self, k) - getattr(o, k) for k in
-                ("writes", "bytes_written", "reads", "bytes_read", "syncs", "cycles",
-                 "run_wall_s")}
-
-
-class CountingDevice:
-    """Pass-through wrapper of a driver Device that counts what crosses the host interface."""
-
-    def __init__(self, dev: Any) -> None:
-        self.dev = dev
-        self.cfg = dev.cfg
-        self.counts = DriverCounts()
-        self.last_stats: dict[str, Any] = {}
-
-    def alloc(self, nbytes: int, align: int = 64) -> int:
-        return self.dev.alloc(nbytes, align)
-
-    def free(self, addr: int) -> None:
-        self.dev.free(addr)
-
-    def write(self, addr: int, data: Any) -> None:
-        n = data.nbytes if isinstance(data, np.ndarray) else len(data)
-        self.counts.writes += 1
-        self.counts.bytes_written += int(n)
-        self.dev.write(addr, data)
-
-    def read(self, addr: int, nbytes: int) -> np.ndarray:
-        self.counts.reads += 1
-        self.counts.bytes_read += int(nbytes)
-        return self.dev.read(addr, nbytes)
-
-    def run(self, insn_addr: int, insn_count: int, timeout_s: float | None = None) -> Any:
-        r = self.dev.run(insn_addr, insn_count, timeout_s=timeout_s)
-        self.counts.syncs += 1
-        self.counts.run_wall_s += r.wall_s
-        c = r.stats.get("cycles")
-        if c is None:
-            self.counts.has_cycles = False
-        else:
-            self.counts.cycles += int(c)
-        self.last_stats = r.stats
-        return r
 
 
 def relocate(cfg: Any, insns: bytes, base: int) -> bytes:
@@ -120,15 +65,15 @@ class Result:
 class Executor:
     """A package loaded on an open device (static image and programs written once)."""
 
-    def __init__(self, pkg: Package, dev: Any, progress: bool = False) -> None:
+    def __init__(self, pkg: Package, dev: Device, progress: Any = False) -> None:
         import tvm
         from tvm import relax
 
         self.pkg = pkg
         self.cfg = dev.cfg
         self.dev = dev if isinstance(dev, CountingDevice) else CountingDevice(dev)
-        self.progress = progress
-        t0 = time.perf_counter()
+        self.progress = progress  # False, True (a bar on stderr) or a callable(i, n, what)
+        self._t0 = t0 = time.perf_counter()  # start of the current run (the bar's clock)
         man = pkg.manifest
         self.vm = None
         if man["cpu_functions"]:
@@ -270,7 +215,7 @@ def run_package(pkg: Package, target: str, inputs: list[np.ndarray], *, runs: in
                                     (pkg.to_bytes(), inputs, runs, profile, None), **dev_opts)
         return _with_progress_file(lambda f: run_in_simulator(
             pkg.cfg_name, _rtl_entry, (pkg.to_bytes(), inputs, runs, profile, f), **dev_opts))
-    from vtabench.runtime import open_device
+    from vtabench.drivers import open_device
 
     with open_device(target, pkg.cfg_name, pkg.mem_bytes, **dev_opts) as dev:
         return _run_on(pkg, dev, inputs, runs, profile, progress, target)
@@ -332,7 +277,7 @@ def _file_progress(path: str) -> Any:
 
 def _rtl_entry(pkg_bytes: bytes, inputs: list[np.ndarray], runs: int, profile: bool,
                progress_file: str | None = None) -> list[Result]:
-    from vtabench.runtime import open_device
+    from vtabench.drivers import open_device
 
     pkg = Package.from_bytes(pkg_bytes)
     with open_device("rtl", pkg.cfg_name, pkg.mem_bytes) as dev:

@@ -1,0 +1,193 @@
+"""Compile an ONNX model into a :class:`~vtabench.graph.package.Package`: import, partition,
+place, then CPU functions (Relax, llvm) and VTA device programs (instructions + micro-ops +
+packed weights + a memory plan).
+
+VTA programs are produced by emitting every operator of a wave through one
+:class:`vtabench.runtime.Runtime` (``sync="batch"``) over a
+:class:`~vtabench.graph.record.RecordingDevice`: the runtime's allocations give the memory plan,
+its writes of weights, biases and micro-op kernels give the static image (uploaded once per
+model), and each ``sync`` gives one program (instruction bytes). A second runtime with
+``sync="layer"`` records one program per layer for profiling (per-layer cycles on the RTL).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from vtabench.compiler import CompiledOp, Conv2dSpec, compile_op
+from vtabench.graph import passes
+from vtabench.graph.cpu_functions import build_cpu_module
+from vtabench.graph.frontend import import_onnx, to_graph
+from vtabench.graph.ir import CPU, VTA, Graph, Node
+from vtabench.graph.pack import pack_bias, pack_conv_weight, pack_dense_weight
+from vtabench.graph.package import Package, Program
+from vtabench.graph.record import RecordingDevice
+from vtabench.runtime import DeviceBuffer, Runtime
+from vtabench.spec.config import Config, load_config
+
+
+def prepare_graph(model: Any, cfg: Any, force_cpu: set[str] | None = None,
+                  all_cpu: bool = False) -> Graph:
+    """Import, partition, fuse, annotate, place, insert copies."""
+    g = to_graph(import_onnx(model))
+    passes.fuse_residuals(g)
+    if all_cpu:
+        for n in g.nodes.values():
+            if n.is_candidate:
+                n.reason = "reference: everything on the CPU"
+    else:
+        passes.check_legal(g, cfg, force_cpu)
+    passes.place(g)
+    passes.insert_copies(g)
+    passes.check_boundaries(g)
+    return g
+
+
+def execution_order(g: Graph, wave: dict[str, int]) -> list[str]:
+    """Every node but the inputs in execution order: by wave, then copies to the CPU, CPU
+    nodes, copies to VTA, VTA nodes, then topological order."""
+    order = g.topo()
+
+    def phase(n: Node) -> int:
+        if n.op == "copy":
+            return 0 if n.device == CPU else 2
+        return 1 if n.device == CPU else 3
+
+    units = sorted(order, key=lambda x: (wave[x], phase(g.nodes[x]), order.index(x)))
+    return [u for u in units if g.nodes[u].op != "input"]
+
+
+def compile_graph(g: Graph, cfg: Config, profile: bool = True,
+                  log: Callable[[str], None] | None = None,
+                  double_buffer: bool = True) -> Package:
+    """A prepared graph (:func:`prepare_graph`) -> Package."""
+    t0 = time.perf_counter()
+    wave = passes.waves(g)
+    units = execution_order(g, wave)
+    cpu_mod, cpu_funcs = build_cpu_module(g, units, wave)
+
+    # VTA: memory plan + programs
+    dev = RecordingDevice(cfg)
+    vta_nodes = [u for u in units if g.nodes[u].device == VTA and g.nodes[u].op != "copy"]
+    tensors: dict[str, dict[str, Any]] = {
+        u: {"addr": None, "nbytes": int(np.prod(g.nodes[u].shape)),
+            "shape": list(g.nodes[u].shape)}
+        for u in units if g.nodes[u].device == VTA}
+    rt = Runtime(dev, sync="batch", insn_capacity=1 << 16)
+    for t in tensors.values():
+        t["addr"] = rt.alloc(t["nbytes"]).addr
+    ops: dict[str, CompiledOp] = {}
+    binds: dict[str, dict[str, DeviceBuffer]] = {}  # node -> the operator's buffers
+    layers: dict[str, dict[str, Any]] = {}
+    for u in vta_nodes:
+        n = g.nodes[u]
+        tc = time.perf_counter()
+        ops[u] = compile_op(n.spec, cfg, double_buffer=double_buffer)
+        binds[u] = _bind_operands(rt, n, ops[u], tensors, cfg)
+        layers[u] = {"op": n.op, "macs": int(n.spec.macs), "key": n.key,
+                     "shape": _spec_str(n.spec), "tiling": str(ops[u].tiling), "wave": wave[u],
+                     "compile_s": round(time.perf_counter() - tc, 3)}
+        if log:
+            log(f"compiled {u}: {layers[u]['shape']} in {layers[u]['compile_s']} s")
+
+    programs: list[Program] = []
+    for w in sorted({wave[u] for u in vta_nodes}):
+        nodes = [u for u in vta_nodes if wave[u] == w]
+        r0 = len(dev.runs)
+        for u in nodes:
+            ops[u].emit(rt, binds[u])
+        rt.sync()
+        programs += [Program(w, insns, nodes) for insns in dev.runs[r0:]]
+    prof: list[Program] = []
+    if profile and vta_nodes:
+        rt_layer = Runtime(dev, sync="layer", insn_capacity=1 << 16)
+        for u in vta_nodes:
+            r0 = len(dev.runs)
+            ops[u].emit(rt_layer, binds[u])
+            rt_layer.sync()
+            prof += [Program(wave[u], insns, [u]) for insns in dev.runs[r0:]]
+    image = dev.static_ranges()
+    mem = dev.high + sum(len(p.insns) for p in programs + prof) + (1 << 20)
+    mem_bytes = 1 << max(24, (mem - 1).bit_length())
+    manifest = {
+        "nodes": [_node_info(g.nodes[u]) for u in g.topo()],
+        "units": units,
+        "cpu_functions": cpu_funcs,
+        "tensors": tensors,
+        "layers": layers,
+        "inputs": [{"name": i, "shape": list(g.nodes[i].shape), "dtype": g.nodes[i].dtype}
+                   for i in g.inputs],
+        "outputs": [{"name": o, "shape": list(g.nodes[o].shape), "dtype": g.nodes[o].dtype}
+                    for o in g.outputs],
+        "plan_bytes": dev.high,
+        "static_bytes": int(sum(d.size for _, d in image)),
+        "stats": {"insns": sum(p.count for p in programs), "syncs_per_inference":
+                  len(programs), "uop_uploads": rt.stats.uop_uploads},
+    }
+    pkg = Package(cfg.name, manifest, cpu_mod, image, programs, prof, mem_bytes,
+                  compile_s=time.perf_counter() - t0)
+    pkg.manifest["compile_s"] = round(pkg.compile_s, 2)
+    return pkg
+
+
+def _bind_operands(rt: Runtime, n: Node, op: CompiledOp, tensors: dict[str, dict[str, Any]],
+                   cfg: Config) -> dict[str, DeviceBuffer]:
+    """Write node ``n``'s packed weight and bias through ``rt`` (into the static image) and
+    name the device buffer of every operand of its compiled operator."""
+    conv = n.op == "conv2d"
+    w = pack_conv_weight(n.q.weight, cfg) if conv else pack_dense_weight(n.q.weight, cfg)
+    b = pack_bias(n.q.bias, cfg, conv)
+    wbuf, bbuf = rt.alloc(w.nbytes), rt.alloc(b.nbytes)
+    rt.write(wbuf, w)
+    rt.write(bbuf, b)
+
+    def tensor(name: str) -> DeviceBuffer:
+        return DeviceBuffer(tensors[name]["addr"], tensors[name]["nbytes"])
+
+    bind = {"weight": wbuf, "out": tensor(n.name)}
+    for name in op.input_names:
+        if name == "data":
+            bind["data"] = tensor(n.inputs[0])
+        elif name.startswith("bias"):
+            bind[name] = bbuf
+        elif name.startswith("residual"):
+            bind[name] = tensor(n.inputs[1])
+    return bind
+
+
+def _spec_str(s: Any) -> str:
+    if isinstance(s, Conv2dSpec):
+        return f"{s.h}x{s.w} {s.c}->{s.o} k{s.k} s{s.stride} p{s.pad}"
+    return f"{s.k}->{s.m}"
+
+
+def _node_info(n: Node) -> dict[str, Any]:
+    d = {"name": n.name, "op": n.op if not (n.q and n.q.label) else f"{n.op} ({n.q.label})",
+         "device": n.device, "inputs": n.inputs, "shape": list(n.shape), "dtype": n.dtype,
+         "key": n.key}
+    if n.reason:
+        d["reason"] = n.reason
+    if n.q is not None and n.q.kind in ("conv2d", "dense"):
+        d["epilogue"] = [list(e) for e in n.q.epilogue()]
+    return d
+
+
+def compile_model(model: Any, cfg: Config | str, *, force_cpu: set[str] | None = None,
+                  profile: bool = True, log: Callable[[str], None] | None = None,
+                  double_buffer: bool = True) -> Package:
+    """ONNX model (ModelProto or path) -> Package for configuration ``cfg``
+    (``double_buffer``: the operator compiler's two virtual threads, default on)."""
+    cfg = load_config(cfg) if isinstance(cfg, str) else cfg
+    g = prepare_graph(model, cfg, force_cpu)
+    return compile_graph(g, cfg, profile=profile, log=log, double_buffer=double_buffer)
+
+
+def reference_package(model: Any, cfg: Config | str) -> Package:
+    """The same int8 graph with every operator on the CPU (TVM llvm): the reference."""
+    cfg = load_config(cfg) if isinstance(cfg, str) else cfg
+    g = prepare_graph(model, cfg, all_cpu=True)
+    return compile_graph(g, cfg, profile=False)
