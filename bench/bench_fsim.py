@@ -26,7 +26,7 @@ import numpy as np
 from vtabench.spec.config import Config, load_config
 from vtabench.fsim import Fsim
 from vtabench.spec.isa.layout import AluOp, MemType
-from vtabench.verify.programs import ProgramBuilder, TestProgram, Tokens
+from vtabench.verify.builder import ProgramBuilder, TestProgram, Tokens
 
 H = W = 56
 CIN = COUT = 64

@@ -12,7 +12,7 @@ from vtabench.spec.config import load_config
 from vtabench.fsim import Fsim
 from vtabench.spec.isa import Insn, MemType, Opcode, encode_program
 from vtabench.spec.isa.asm import disassemble
-from vtabench.verify.programs import directed_programs
+from vtabench.verify.directed import directed_programs
 
 CFG = load_config("default")
 

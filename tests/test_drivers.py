@@ -14,7 +14,7 @@ from vtabench.drivers import (Allocator, DeviceError, OutOfMemoryError,  # noqa:
 from vtabench.drivers.alloc import AllocError  # noqa: E402
 from vtabench.fsim import Fsim  # noqa: E402
 from vtabench.spec.isa.insn import encode_program  # noqa: E402
-from vtabench.verify.programs import directed_programs  # noqa: E402
+from vtabench.verify.directed import directed_programs  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Allocator

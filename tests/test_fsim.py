@@ -20,7 +20,9 @@ from vtabench.spec.config import load_config
 from vtabench.fsim import Fsim, kernels, run_raw
 from vtabench.spec.isa.insn import Insn
 from vtabench.spec.isa.layout import AluOp, MemType, Opcode
-from vtabench.verify.programs import ProgramBuilder, TestProgram, Tokens, directed_programs, random_program
+from vtabench.verify.builder import ProgramBuilder, TestProgram, Tokens
+from vtabench.verify.directed import directed_programs
+from vtabench.verify.random_program import random_program
 from vtabench.spec.tokens import Stage, schedule
 
 CONFIGS = ("default", "cloud32", "cloud64")

@@ -180,7 +180,7 @@ def test_decode_program_matches_decode_insn_per_record(config):
     """The stream decoder extracts every field at once; it must agree with the one-record
     decoder on every kind (random field values, negative immediates included) and raise the
     same error, naming the same index, on a bad record."""
-    from vtabench.verify.programs import random_program
+    from vtabench.verify.random_program import random_program
 
     cfg = load_config(config)
     insns = [i for seed in range(4)

@@ -1,8 +1,8 @@
 """OpenCL conformance on PoCL: the same programs as fsim, bit-exact, for default and cloud32.
 
-Every directed program, the smoke set's GEMM-heavy programs, the shared random programs (when
-vtabench.verify.programs provides them) and a batch of racy random programs (random token flags that
-leave races, so only a machine with fsim's exact stage / token schedule matches) run on the
+Every directed program, the smoke set's GEMM-heavy programs, the shared random programs
+(vtabench.verify.random_program) and a batch of racy random programs (random token flags that leave
+races, so only a machine with fsim's exact stage / token schedule matches) run on the
 kernel of opencl/vta.cl and must leave the DRAM image byte-identical to fsim's. The kernel is
 built once per configuration per test session (per worker under xdist). Error tests: a missing
 platform, a kernel that does not build, a run past its timeout, a prebuilt binary for another
@@ -16,11 +16,12 @@ import os
 import numpy as np
 import pytest
 
-from vtabench.verify import programs as P
 from vtabench.spec.config import Config, load_config
 from vtabench.spec.isa.insn import Insn
 from vtabench.spec.isa.layout import AluOp, MemType, Opcode
-from vtabench.verify.programs import ProgramBuilder, TestProgram
+from vtabench.verify.builder import ProgramBuilder, TestProgram
+from vtabench.verify.directed import directed_programs
+from vtabench.verify.random_program import random_program
 from vtabench.spec.tokens import Stage, schedule, stage_of
 from vtabench.verify.smoke import (conv1d_padded, gemm_tiled, smoke_programs,
                             token_order)
@@ -142,14 +143,14 @@ def _racy(cfg_name: str, seed: int) -> TestProgram:
 # ---------------------------------------------------------------------------------------------
 
 def _directed_names() -> list[str]:
-    return [p.name for p in P.directed_programs(load_config("default"))]
+    return [p.name for p in directed_programs(load_config("default"))]
 
 
 @pytest.mark.parametrize("cfg_name", CONFIGS)
 @pytest.mark.parametrize("name", _directed_names())
 def test_directed(cfg_name: str, name: str) -> None:
     cfg = load_config(cfg_name)
-    (prog,) = [p for p in P.directed_programs(cfg) if p.name == name]
+    (prog,) = [p for p in directed_programs(cfg) if p.name == name]
     check(cfg, prog)
 
 
@@ -170,7 +171,7 @@ def test_racy_random(cfg_name: str, seed: int) -> None:
 @pytest.mark.parametrize("seed", range(N_SHARED_RANDOM))
 def test_shared_random(cfg_name: str, seed: int) -> None:
     cfg = load_config(cfg_name)
-    check(cfg, P.random_program(cfg, np.random.default_rng(seed)))  # type: ignore[attr-defined]
+    check(cfg, random_program(cfg, np.random.default_rng(seed)))
 
 
 def test_token_order_is_not_stream_order() -> None:
@@ -308,7 +309,7 @@ def test_onchip_build_upstream_abi() -> None:
     with ob.OpenCLDevice(cfg, 1 << 20, platform=PLATFORM,
                          build_options=["-DVTA_ONCHIP", "-cl-opt-disable"]) as dev:
         assert dev.num_args == 8 and dev.onchip
-        for prog in [token_order(cfg), gemm_tiled(cfg, 16, 4, 4)] + P.directed_programs(cfg)[:3]:
+        for prog in [token_order(cfg), gemm_tiled(cfg, 16, 4, 4)] + directed_programs(cfg)[:3]:
             ref = prog.dram.copy()
             Fsim(cfg).run(prog.insns, ref)
             got = prog.dram.copy()

@@ -130,7 +130,7 @@ def test_regmap_constants_used_by_driver():
 
 def _programs(cfg):  # type: ignore[no-untyped-def]
     from vtabench.spec.isa.insn import encode_program
-    from vtabench.verify.programs import directed_programs
+    from vtabench.verify.directed import directed_programs
 
     return [(p.name, encode_program(cfg, p.insns), p.dram) for p in directed_programs(cfg)]
 

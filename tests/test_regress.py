@@ -9,7 +9,7 @@ from vtabench.cli import main
 from vtabench.spec.config import load_config
 from vtabench.fsim import Fsim, kernels
 from vtabench.spec.isa import AluOp, Opcode
-from vtabench.verify.programs import random_program
+from vtabench.verify.random_program import random_program
 from vtabench.verify.regress.coverage import FunctionalCoverage, all_bins
 from vtabench.verify.regress.diff import first_mismatch
 from vtabench.verify.regress.rtl_coverage import RtlCoverage

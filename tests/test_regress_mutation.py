@@ -11,7 +11,7 @@ import numpy as np
 from vtabench.spec.config import load_config
 from vtabench.spec.isa import Opcode
 from vtabench.spec.isa.asm import assemble
-from vtabench.verify.programs import TestProgram
+from vtabench.verify.builder import TestProgram
 from vtabench.verify.regress.diff import run_on_target
 from vtabench.verify.regress.campaign import generate, regress
 from vtabench.verify.regress.shrink import result_is_defined

@@ -27,7 +27,9 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from vtabench.verify import programs as P
+from vtabench.verify.builder import TestProgram
+from vtabench.verify.directed import directed_programs
+from vtabench.verify.random_program import random_program
 from vtabench.spec.config import load_config
 from vtabench.fsim import Fsim
 from vtabench.spec.isa import encode_program
@@ -220,23 +222,22 @@ def run_config_batch(cfg_name: str) -> dict[str, dict[str, Any]]:
     knob_rng = random.Random(SEED)
     entries: list[tuple[RawProgram, np.ndarray | None, dict[str, Any]]] = []
 
-    def add(name: str, prog: P.TestProgram, knobs: dict[str, int] | None = None,
+    def add(name: str, prog: TestProgram, knobs: dict[str, int] | None = None,
             **meta: Any) -> None:
         want = prog.dram.copy()
         Fsim(cfg).run(prog.insns, want)
         entries.append((RawProgram(name, prog.insns, prog.dram.copy(), knobs=knobs or {}),
                         want, meta))
 
-    for prog in P.directed_programs(cfg):
+    for prog in directed_programs(cfg):
         add(prog.name, prog)
         add(prog.name + "@stress", prog, STRESS)
-    if hasattr(P, "random_program"):
-        for i in range(N_RANDOM):
-            prog = P.random_program(cfg, rng)
-            knobs = {"stall": knob_rng.choice([0, 0, 30, 120]),
-                     "rd_latency": knob_rng.choice([1, 20, 100]),
-                     "rd_gap": knob_rng.choice([0, 0, 0, 2])}
-            add(f"random{i}", prog, knobs, knobs_used=knobs)
+    for i in range(N_RANDOM):
+        prog = random_program(cfg, rng)
+        knobs = {"stall": knob_rng.choice([0, 0, 30, 120]),
+                 "rd_latency": knob_rng.choice([1, 20, 100]),
+                 "rd_gap": knob_rng.choice([0, 0, 0, 2])}
+        add(f"random{i}", prog, knobs, knobs_used=knobs)
     for n in GEMM_SIZES:
         prog, macs = perf.gemm_program(cfg, n)
         add(prog.name, prog, macs=macs)
@@ -255,7 +256,7 @@ def run_config_batch(cfg_name: str) -> dict[str, dict[str, Any]]:
                                    max_cycles=ILLEGAL_MAX_CYCLES), None, {}))
     entries.append((RawProgram("deadlock", deadlock_program(cfg), np.zeros(4096, np.uint8),
                                max_cycles=DEADLOCK_MAX_CYCLES), None, {}))
-    first = P.directed_programs(cfg)[0]
+    first = directed_programs(cfg)[0]
     entries.append((RawProgram("axi_read_fault", first.insns, first.dram.copy(),
                                knobs={"fault_lo": 0, "fault_hi": 64}), None, {}))
 
@@ -290,7 +291,7 @@ def run_cloud64_gemm() -> dict[str, Any]:
 
 def run_waves() -> dict[str, Any]:
     cfg = load_config("default")
-    prog = P.directed_programs(cfg)[0]
+    prog = directed_programs(cfg)[0]
     fst = RUN_DIR / "waves" / "gemm_loops.fst"
     rp = RawProgram(prog.name, prog.insns, prog.dram.copy())
     st = run_batch(cfg, [rp], seed=SEED, waves=fst, quiet=True)[0]
@@ -313,7 +314,7 @@ def batch(cfg_name: str) -> dict[str, dict[str, Any]]:
 
 
 def _directed_names(cfg_name: str) -> list[str]:
-    return [p.name for p in P.directed_programs(load_config(cfg_name))]
+    return [p.name for p in directed_programs(load_config(cfg_name))]
 
 
 def _check_match(rec: dict[str, Any]) -> None:

@@ -10,7 +10,9 @@ import pytest
 from vtabench.spec.config import load_config
 from vtabench.spec.isa.insn import Insn, encode_program
 from vtabench.spec.isa.layout import AluOp, MemType, Opcode
-from vtabench.verify.programs import ProgramBuilder, Tokens, directed_programs, random_program
+from vtabench.verify.builder import ProgramBuilder, Tokens
+from vtabench.verify.directed import directed_programs
+from vtabench.verify.random_program import random_program
 from vtabench.spec.validate import ValidationError, validate_binary, validate_program, validated_order
 
 CFG = load_config("default")

@@ -26,8 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--report", type=Path, help="write the markdown report here")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per program")
     p.add_argument("--random", type=int, default=0, metavar="N",
-                   help="also run N seeded random programs (vtabench.verify.programs.random_program, "
-                        "seeds 0..N-1)")
+                   help="also run N seeded random programs "
+                        "(vtabench.verify.random_program, seeds 0..N-1)")
     p.set_defaults(func=run)
 
 
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if args.random:
         import numpy as np
 
-        from vtabench.verify.programs import random_program
+        from vtabench.verify.random_program import random_program
 
         for seed in range(args.random):
             prog = random_program(cfg, np.random.default_rng(seed))

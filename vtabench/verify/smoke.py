@@ -23,7 +23,8 @@ import numpy as np
 
 from vtabench.spec.config import Config
 from vtabench.spec.isa.layout import AluOp, MemType
-from vtabench.verify.programs import ProgramBuilder, TestProgram, Tokens, directed_programs
+from vtabench.verify.builder import ProgramBuilder, TestProgram, Tokens
+from vtabench.verify.directed import directed_programs
 
 
 

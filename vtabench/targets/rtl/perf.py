@@ -13,7 +13,7 @@ import numpy as np
 
 from vtabench.spec.config import Config
 from vtabench.spec.isa.layout import AluOp, MemType
-from vtabench.verify.programs import ProgramBuilder, TestProgram, Tokens
+from vtabench.verify.builder import ProgramBuilder, TestProgram, Tokens
 
 N_UOP = 64  # micro-ops of the measured kernel
 ITER_IN = 16  # inner loop: dst advances by N_UOP, so 1024 acc tiles are written per outer pass

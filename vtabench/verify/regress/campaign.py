@@ -23,7 +23,8 @@ import numpy as np
 from vtabench.spec.config import Config, load_config
 from vtabench.spec.isa.asm import disassemble
 from vtabench.spec.isa.insn import Insn, encode_program
-from vtabench.verify.programs import TestProgram, random_program
+from vtabench.verify.builder import TestProgram
+from vtabench.verify.random_program import random_program
 from vtabench.verify.regress.coverage import FunctionalCoverage
 from vtabench.verify.regress.diff import Mismatch, first_mismatch, run_on_target
 from vtabench.verify.regress.shrink import Shrinker

@@ -19,7 +19,7 @@ from vtabench.spec.tokens import schedule
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
     from vtabench.spec.isa.insn import Insn
-    from vtabench.verify.programs import TestProgram
+    from vtabench.verify.builder import TestProgram
 
 
 @dataclass
