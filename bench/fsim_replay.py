@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("package", type=Path)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args(argv)
-    from vtabench.runtime.stream import open_device
+    from vtabench.drivers import open_device
 
     z = zipfile.ZipFile(args.package)
     man = json.loads(z.read("manifest.json"))

@@ -22,7 +22,7 @@ from vtabench.compiler.tiling import Tiling, choose_tiling, schedule_op
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
-    from vtabench.runtime.stream import DeviceBuffer, Runtime
+    from vtabench.runtime import DeviceBuffer, Runtime
 
 
 @dataclass

@@ -20,7 +20,7 @@ concrete values and turns each leaf nest into instructions: DMA nests into 2-D L
 ``tvm.sym.detect_clip_bound`` on the padded copy's condition), GEMM and ALU nests into micro-op
 kernels (the two largest loops become the instruction's hardware loops, their factors the linear
 coefficients of the index expressions; the other loops are enumerated into micro-ops).
-Dependency tokens come from the runtime's hazard tracking (:mod:`vtabench.runtime.stream`).
+Dependency tokens come from the runtime's hazard tracking (:mod:`vtabench.runtime.hazards`).
 
 On-chip memory: each buffer gets a fixed region of its SRAM, twice over when the schedule asks for
 two virtual threads (``vta.virtual_threads`` = 2): successive allocations of a buffer alternate
@@ -41,7 +41,7 @@ from vtabench.compiler.intrin import GEMM_OP
 from vtabench.compiler.ops import IMM_MAX, IMM_MIN, PAD_MAX, CompileError
 from vtabench.compiler.tiling import uop_count
 from vtabench.spec.isa.layout import AluOp, MemType, mem_elem_bytes
-from vtabench.runtime.stream import DeviceBuffer, Runtime, UopKernelBuilder
+from vtabench.runtime import DeviceBuffer, Runtime, UopKernelBuilder
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
@@ -491,7 +491,7 @@ class Emitter:
             tile = any(SCOPES[_scope(b)] == "acc" for b in blk.alloc_buffers)
             if tile:
                 self.rt.checkpoint(self.tile_insns, self.tile_uops)
-                start = (self.rt.stats.syncs, self.rt.pending, self.rt._uop_pool_used)
+                start = (self.rt.stats.syncs, self.rt.pending, self.rt.uop_pool_used)
             for b in blk.alloc_buffers:
                 root = self._root(b.name)
                 if root == b.name:
@@ -504,7 +504,7 @@ class Emitter:
             self._walk(blk.body, env)
             if tile and self.rt.stats.syncs == start[0]:
                 self.tile_insns = max(self.tile_insns, self.rt.pending - start[1])
-                self.tile_uops = max(self.tile_uops, self.rt._uop_pool_used - start[2])
+                self.tile_uops = max(self.tile_uops, self.rt.uop_pool_used - start[2])
         elif t == "SeqStmt":
             for s in stmt.seq:
                 self._walk(s, env)
@@ -746,7 +746,7 @@ class _CountingRuntime:
 
     def __init__(self) -> None:
         self.pending = 0
-        self._uop_pool_used = 0
+        self.uop_pool_used = 0
         self.tiles = 0
         self.stats = type("S", (), {"syncs": 0})()
 
@@ -764,8 +764,8 @@ class _CountingRuntime:
 
     def gemm(self, kernel: Any, reset: bool = False) -> None:
         self.pending += 2  # the GEMM and, at most, its LOAD UOP
-        self._uop_pool_used += len(kernel)
+        self.uop_pool_used += len(kernel)
 
     def alu(self, kernel: Any, op: Any, imm: Any = None) -> None:
         self.pending += 2
-        self._uop_pool_used += len(kernel)
+        self.uop_pool_used += len(kernel)

@@ -17,7 +17,8 @@ import numpy as np
 from vtabench.compiler.compile import compile_op
 from vtabench.compiler.ops import Conv2dSpec, DenseSpec
 from vtabench.compiler.tiling import Tiling
-from vtabench.runtime.stream import Runtime, open_device
+from vtabench.drivers import open_device
+from vtabench.runtime import Runtime
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
