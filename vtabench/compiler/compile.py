@@ -16,9 +16,10 @@ import numpy as np
 import tvm
 from tvm import te
 
-from vtabench.compiler.emit import Emitter, lower
+from vtabench.compiler.lowering import lower
 from vtabench.compiler.ops import Conv2dSpec, DenseSpec, OpTE, op_te
 from vtabench.compiler.tiling import Tiling, choose_tiling, schedule_op
+from vtabench.compiler.walker import Emitter
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
