@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{wall:.1f} s")
     print(hdr)
     refs: dict[int, np.ndarray] = {}
-    for (i, spec, db), res in zip(meta, results):
+    for (i, spec, db), res in zip(meta, results, strict=True):
         ok = ""
         if check:
             if i not in refs:

@@ -15,6 +15,8 @@ import pytest
 from vtabench.spec.config import load_config
 from vtabench.targets.rtl.simjob import RawProgram, run_batch
 
+pytestmark = pytest.mark.rtl
+
 KNOBS = [
     {},
     {"rd_latency": 1, "wr_latency": 0},
@@ -47,7 +49,7 @@ def results() -> tuple[list[RawProgram], list[dict]]:
 
 def test_copies_match_under_every_knob(results) -> None:
     progs, stats = results
-    for p, st in zip(progs, stats):
+    for p, st in zip(progs, stats, strict=True):
         if p.name == "fault":
             continue
         code = np.frombuffer(p.insns, np.uint8)

@@ -4,13 +4,13 @@ against a TVM-on-CPU (llvm) build of the same TE definition, for default and clo
 Targets are the driver backends present in this checkout (vtabench.runtime.available_targets):
 fsim, opencl (PoCL), rtl. Nothing is skipped silently: a target whose backend module is missing
 is not parametrised at all, and one that is present but cannot start (no OpenCL platform, no
-Verilator) fails. ``VTABENCH_COMPILER_TARGETS=fsim,opencl`` narrows the list. On rtl the cases of
-one configuration run in one platform simulation (module-scoped fixture).
+Verilator) fails. ``VTABENCH_COMPILER_TARGETS=fsim,opencl`` narrows the list (an unknown name is
+an error). On rtl the cases of one configuration run in one platform simulation (module-scoped
+fixture).
 """
 
 from __future__ import annotations
 
-import os
 import zlib
 
 import numpy as np
@@ -19,17 +19,12 @@ import pytest
 from vtabench.compiler import CompileError, Conv2dSpec, DenseSpec, Tiling, compile_op
 from vtabench.verify.operators import OpJob, run_ops
 from vtabench.spec.config import load_config
-from vtabench.runtime import available_targets
+
+from targets_env import targets_from_env
+
+pytestmark = pytest.mark.tvm
 
 CONFIGS = ["default", "cloud32"]
-
-
-def _targets() -> list[str]:
-    found = available_targets()
-    want = os.environ.get("VTABENCH_COMPILER_TARGETS")
-    if want:
-        return [t for t in want.split(",") if t in found]
-    return found
 
 
 def cases(B: int) -> list[tuple[str, object, Tiling | None, bool]]:
@@ -96,12 +91,12 @@ def rtl_results():
                 _, c, _op, x, _ = _case(cfg_name, cid)
                 jobs.append(OpJob(c[1], x, c[2], c[3]))
                 ids.append(cid)
-            store[cfg_name] = dict(zip(ids, run_ops("rtl", cfg, jobs)))
+            store[cfg_name] = dict(zip(ids, run_ops("rtl", cfg, jobs), strict=True))
         return store[cfg_name][case_id]
     return get
 
 
-@pytest.mark.parametrize("target", _targets())
+@pytest.mark.parametrize("target", targets_from_env("VTABENCH_COMPILER_TARGETS"))
 @pytest.mark.parametrize("cfg_name", CONFIGS)
 @pytest.mark.parametrize("case_id", _case_ids())
 def test_operator(target, cfg_name, case_id, rtl_results):

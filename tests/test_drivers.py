@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -49,7 +51,7 @@ def test_alloc_no_overlap_random() -> None:
             live[addr] = max(n, 1)
         a.check()
         spans = sorted(live.items())
-        for (s0, n0), (s1, _) in zip(spans, spans[1:]):
+        for (s0, n0), (s1, _) in itertools.pairwise(spans):
             assert s0 + n0 <= s1, "overlapping allocations"
         assert all(s + n <= 1 << 16 for s, n in spans)
     for addr in list(live):

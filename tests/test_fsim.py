@@ -128,13 +128,13 @@ def reference_run(cfg, insns: list[Insn], dram: np.ndarray) -> np.ndarray:
                     acc[a] = [0] * (b * bo)
                 else:
                     prod = (inp[s] @ wgt[w].T).reshape(-1)  # (b, bo) int64, exact
-                    acc[a] = [wrap32(x + int(p)) for x, p in zip(acc[a], prod)]
+                    acc[a] = [wrap32(x + int(p)) for x, p in zip(acc[a], prod, strict=True)]
                 out[a] = [low8(v) for v in acc[a]]
         elif i.opcode == Opcode.ALU:
             op = REF_OPS[AluOp(i.alu_opcode)]
             for a, s, _ in iterations(i):
                 rhs = [i.imm] * (b * bo) if i.use_imm else list(acc[s])
-                acc[a] = [op(x, y) for x, y in zip(acc[a], rhs)]
+                acc[a] = [op(x, y) for x, y in zip(acc[a], rhs, strict=True)]
                 out[a] = [low8(v) for v in acc[a]]
     return np.frombuffer(bytes(mem), np.uint8)
 
@@ -186,7 +186,7 @@ def test_directed_programs_cover_every_kind_and_are_small() -> None:
         # deterministic: the same programs every time
         again = directed_programs(cfg)
         assert all(np.array_equal(p.dram, q.dram) and p.insns == q.insns
-                   for p, q in zip(progs, again))
+                   for p, q in zip(progs, again, strict=True))
 
 
 @pytest.mark.parametrize("cfg_name", CONFIGS)
@@ -396,7 +396,7 @@ def test_programs_give_one_result_under_every_interleaving() -> None:
 
 def _micro_loop(uops: list[tuple[int, int, int]], iters: tuple[int, int],
                 factors: tuple[tuple[int, int], ...]) -> kernels.MicroLoop:
-    fields = tuple(np.array(f, np.int64) for f in zip(*uops))
+    fields = tuple(np.array(f, np.int64) for f in zip(*uops, strict=True))
     return kernels.MicroLoop.build(fields, iters, factors)  # type: ignore[arg-type]
 
 
@@ -433,7 +433,7 @@ def test_gemm_plan_matches_per_iteration_sum(case: str, batch: int) -> None:
     wgt = rng.integers(-128, 128, (depth, block, block), dtype=np.int8)
     acc0 = rng.integers(I32_MIN, I32_MAX, (depth, batch, block), dtype=np.int32, endpoint=True)
     want = acc0.astype(np.int64)
-    for a, s, w in zip(*(loop.expand(k) for k in range(3))):
+    for a, s, w in zip(*(loop.expand(k) for k in range(3)), strict=True):
         want[a] += inp[s].astype(np.int64) @ wgt[w].astype(np.int64).T
     want = ((want + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
     plan = kernels.gemm_plan(loop, depth, batch, block)

@@ -16,13 +16,12 @@
   function on TVM's VM with the VTA wave as call_dps_packed.
 
 Targets are the driver backends present (vtabench.runtime.available_targets);
-``VTABENCH_GRAPH_TARGETS=fsim,opencl`` narrows the list.
+``VTABENCH_GRAPH_TARGETS=fsim,opencl`` narrows the list (an unknown name is an error).
 """
 
 from __future__ import annotations
 
 import itertools
-import os
 
 import numpy as np
 import pytest
@@ -36,14 +35,13 @@ from vtabench.graph import (
     run_package,
 )
 from vtabench.graph.ir import CPU, VTA, Graph, Node
-from vtabench.runtime import available_targets
 from vtabench.workloads import resnet50_block, small_resnet
 
+from targets_env import targets_from_env
 
-def _targets() -> list[str]:
-    found = available_targets()
-    want = os.environ.get("VTABENCH_GRAPH_TARGETS")
-    return [t for t in want.split(",") if t in found] if want else found
+pytestmark = pytest.mark.tvm
+
+TARGETS = targets_from_env("VTABENCH_GRAPH_TARGETS")
 
 
 @pytest.fixture(scope="module")
@@ -85,12 +83,12 @@ def test_small_partition(small):
     assert len(pkg.programs) == 1
 
 
-@pytest.mark.parametrize("target", _targets())
+@pytest.mark.parametrize("target", TARGETS)
 def test_small_bit_identical(small, small_runs, target):
     ref = small[3]
     res = small_runs(target)
     for r in res:
-        for a, b in zip(r.outputs, ref):
+        for a, b in zip(r.outputs, ref, strict=True):
             assert np.array_equal(a, b), target
     prof = [r for r in res if r.layers]
     assert len(prof) == 1 and len(prof[0].layers) == 7
@@ -99,7 +97,7 @@ def test_small_bit_identical(small, small_runs, target):
         assert res[0].per_inference["cycles"] > 0
 
 
-@pytest.mark.parametrize("target", _targets())
+@pytest.mark.parametrize("target", TARGETS)
 def test_one_sync_weights_once(small, small_runs, target):
     _, _, pkg, _ = small
     res = small_runs(target)
@@ -133,7 +131,7 @@ def test_vs_onnxruntime(small, cfg):
         ours = run_package(pkg, "fsim", [xi])[0].outputs
         ref = run_package(ref_pkg, "fsim", [xi])[0].outputs
         theirs = session.run(None, {"input": xi})
-        for a, b in zip(ours, ref):
+        for a, b in zip(ours, ref, strict=True):
             assert np.array_equal(a, b)
         assert (np.abs(ours[1] - theirs[1]) / step).max() <= 1.0 + 1e-6
         assert np.allclose(ours[0], theirs[0], atol=0.05)
@@ -260,7 +258,7 @@ def test_fallback_unsupported_operator(cfg):
     x = np.random.default_rng(5).normal(0, 1, (1, 3, 16, 16)).astype(np.float32)
     r = run_package(pkg, "fsim", [x])[0]
     ref = run_package(reference_package(model, cfg), "fsim", [x])[0]
-    for a, b in zip(r.outputs, ref.outputs):
+    for a, b in zip(r.outputs, ref.outputs, strict=True):
         assert np.array_equal(a, b)
     assert r.per_inference["syncs"] == 2
 
@@ -268,7 +266,7 @@ def test_fallback_unsupported_operator(cfg):
 def test_package_roundtrip_and_relocation(small, cfg):
     from vtabench.graph import Package
     from vtabench.graph.execute import Executor
-    from vtabench.runtime import open_device
+    from vtabench.drivers import open_device
 
     _, x, pkg, ref = small
     pkg2 = Package.from_bytes(pkg.to_bytes())
@@ -277,7 +275,7 @@ def test_package_roundtrip_and_relocation(small, cfg):
         ex = Executor(pkg2, dev)
         assert ex.base >= 1 << 20
         out = ex.run([x]).outputs
-    for a, b in zip(out, ref):
+    for a, b in zip(out, ref, strict=True):
         assert np.array_equal(a, b)
 
 
@@ -322,7 +320,7 @@ def test_fallback_non_power_of_two_scale(cfg):
     x = np.random.default_rng(7).normal(0, 1, (1, 3, 16, 16)).astype(np.float32)
     r = run_package(pkg, "fsim", [x])[0]
     ref = run_package(reference_package(model, cfg), "fsim", [x])[0]
-    for a, b in zip(r.outputs, ref.outputs):
+    for a, b in zip(r.outputs, ref.outputs, strict=True):
         assert np.array_equal(a, b)
     import onnxruntime as ort
     o = ort.InferenceSession(model.SerializeToString()).run(None, {"input": x})
@@ -333,7 +331,7 @@ def test_relax_vm_call_dps_packed(small, cfg):
     """The package as one Relax function: CPU waves as Relax functions, each VTA wave a
     call_dps_packed to a registered global function; same outputs and device traffic."""
     from vtabench.graph.relax_vm import RelaxVMRunner
-    from vtabench.runtime import open_device
+    from vtabench.drivers import open_device
 
     _, x, pkg, ref = small
     with open_device("fsim", cfg, pkg.mem_bytes) as dev:
@@ -342,6 +340,6 @@ def test_relax_vm_call_dps_packed(small, cfg):
         c0 = vm.ex.dev.counts.snapshot()
         out = vm(x)
         d = vm.ex.dev.counts.minus(c0)
-    for a, b in zip(out, ref):
+    for a, b in zip(out, ref, strict=True):
         assert np.array_equal(a, b)
     assert d["syncs"] == 1 and d["bytes_written"] == 4096 and d["bytes_read"] == 16

@@ -138,7 +138,7 @@ def test_uop_round_trip(config):
     wgt = rng.integers(0, lay.wgt.max + 1, 1000)
     dst[0], src[0], wgt[0] = lay.dst.max, lay.src.max, lay.wgt.max
     back = decode_uops(cfg, encode_uops(cfg, dst, src, wgt))
-    for a, b in zip(back, (dst, src, wgt)):
+    for a, b in zip(back, (dst, src, wgt), strict=True):
         np.testing.assert_array_equal(a, b)
     with pytest.raises(EncodeError, match=f"micro-op 2: wgt_idx={lay.wgt.max + 1} outside"):
         encode_uops(cfg, [0, 0, 0], [0, 0, 0], [0, 0, lay.wgt.max + 1])

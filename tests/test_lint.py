@@ -15,6 +15,7 @@ def test_verilator_lint_wall_clean(config):
     assert verilator_lint(config) == []
 
 
+@pytest.mark.slow
 def test_yosys_coarse_synthesis_of_the_shell():
     """The shell contains the core and the register block: no latch, no multiple driver."""
     ok, log = yosys_synth("default", top="vta_shell")

@@ -111,6 +111,8 @@ def test_rtl_coverage_parser(tmp_path):
     assert "DA:12,2" in (tmp_path / "cov.info").read_text()
 
 
+@pytest.mark.rtl
+@pytest.mark.opencl
 def test_bounded_regression_on_every_target(tmp_path, capsys):
     """CI's bounded regression: random programs on fsim vs rtl vs opencl through the CLI."""
     junit = tmp_path / "r.xml"

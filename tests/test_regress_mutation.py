@@ -7,6 +7,7 @@ short reproducer that fails on the mutant, passes on the real RTL and reads no u
 """
 
 import numpy as np
+import pytest
 
 from vtabench.spec.config import load_config
 from vtabench.spec.isa import Opcode
@@ -21,6 +22,8 @@ from vtabench.spec.validate import validate_program
 PAD_OFF_BY_ONE = Mutation("vta_dma_rd.sv", "assign xp1_bytes  = 32'(xp1_q) << lseb;",
                           "assign xp1_bytes  = 32'(xp1_q - 4'(xp1_q != 4'd0)) << lseb;")
 CFG = load_config("default")
+
+pytestmark = pytest.mark.rtl
 
 
 def test_padding_mutant_is_caught_and_minimised(tmp_path):

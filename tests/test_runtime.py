@@ -6,14 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from vtabench.drivers import open_device
+from vtabench.runtime import Runtime, RuntimeError_, UopKernelBuilder
 from vtabench.spec.config import load_config
 from vtabench.spec.isa.layout import MemType, Opcode
-from vtabench.runtime import (
-    Runtime,
-    RuntimeError_,
-    UopKernelBuilder,
-    open_device,
-)
 from vtabench.spec.tokens import Stage
 from vtabench.spec.validate import validate_program
 
@@ -118,7 +114,7 @@ def _chain_reference(cfg):
 
     x, ws = _chain_inputs(cfg)
     h = x
-    for s, w in zip(_chain_specs(cfg), ws):
+    for s, w in zip(_chain_specs(cfg), ws, strict=True):
         h = compile_op(s, cfg).reference({"data": h, "weight": w})
     return h
 
@@ -129,6 +125,7 @@ def _chain(cfg, sync: str, insn_capacity: int = 16384, uop_pool_uops: int = 1 <<
     return out, _chain_reference(cfg), type("S", (), st)
 
 
+@pytest.mark.tvm
 def test_batched_vs_per_layer(cfg):
     out_b, ref, st_b = _chain(cfg, "batch")
     out_l, _, st_l = _chain(cfg, "layer")
@@ -140,18 +137,21 @@ def test_batched_vs_per_layer(cfg):
     assert st_b.noops >= 2
 
 
+@pytest.mark.tvm
 def test_auto_sync_on_full_instruction_buffer(cfg):
     out, ref, st = _chain(cfg, "batch", insn_capacity=32)
     np.testing.assert_array_equal(out, ref)
     assert st.auto_syncs >= 1 and st.syncs > 1
 
 
+@pytest.mark.tvm
 def test_auto_sync_on_full_uop_pool(cfg):
     out, ref, st = _chain(cfg, "batch", uop_pool_uops=8)
     np.testing.assert_array_equal(out, ref)
     assert st.auto_syncs >= 1 and st.syncs > 1
 
 
+@pytest.mark.tvm
 def test_streams_validate(cfg):
     """A double-buffered operator's stream passes the validator (tokens balanced)."""
     from vtabench.compiler import Conv2dSpec, Tiling, compile_op

@@ -37,8 +37,8 @@ def simulate(cfg: Config, *, link: str = "gen3x16", seed: int | None = None,
     macs = sum(int(layer["macs"]) for layer in layers.values())
     per = rtl.per_inference
     cycles = int(per.get("cycles", 0))
-    ok_fsim = all(np.array_equal(a, b) for a, b in zip(rtl.outputs, golden.outputs))
-    ok_ref = all(np.array_equal(a, b) for a, b in zip(golden.outputs, ref.outputs))
+    ok_fsim = all(np.array_equal(a, b) for a, b in zip(rtl.outputs, golden.outputs, strict=True))
+    ok_ref = all(np.array_equal(a, b) for a, b in zip(golden.outputs, ref.outputs, strict=True))
     util = macs / cfg.macs_per_cycle / cycles if cycles else 0.0
     lines = [
         f"vtabench sim: config {cfg.name} ({cfg.batch}x{cfg.block}x{cfg.block}, "

@@ -111,7 +111,7 @@ class Shrinker:
         if not valid:
             return None
         self.evaluations += len(valid)
-        for cand, fails in zip(valid, self.fails_batch(valid)):
+        for cand, fails in zip(valid, self.fails_batch(valid), strict=True):
             if fails:
                 return cand
         return None

@@ -54,8 +54,8 @@ async def check(dut, op: int, a: list[int], b: list[int]) -> None:
     dut.b_i.value = pack(b)
     await Timer(1, unit="ns")
     got = unpack(val(dut.y_o), len(a))
-    want = [ref(op, x, y) for x, y in zip(a, b)]
-    for i, (g, w) in enumerate(zip(got, want)):
+    want = [ref(op, x, y) for x, y in zip(a, b, strict=True)]
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
         assert g == w, f"op {op} lane {i}: A={a[i]} B={b[i]} got {g} want {w}"
 
 
