@@ -35,7 +35,7 @@ from typing import Any, Literal, Self, Sequence
 import numpy as np
 
 from vtabench.spec.config import Config
-from vtabench.targets.rtl.verilator import Build, Mutation, build
+from vtabench.targets.rtl.verilator import Build, Mutation, build, waves_format
 from vtabench.targets.workdirs import results_root
 
 #: DRAM model knobs (axi_dram.sv) and their defaults: ideal-ish memory, 1 beat/cycle. The one
@@ -119,14 +119,16 @@ def pick_seed(seed: int | None) -> int:
 
 
 def waves_file(waves: bool | str | Path | None, default_name: str) -> Path | None:
-    """Where to write an FST: None when ``waves`` is false; a path given; else
-    results/waves/``default_name``. Its folder is created."""
+    """Where to write the waves: None when ``waves`` is false; a path given; else
+    results/waves/``default_name``; the suffix is the format the build writes (.fst, or .vcd
+    without the lz4 headers: :func:`waves_format`). Its folder is created."""
     if not waves:
         return None
     if isinstance(waves, (str, Path)) and str(waves) not in ("auto", "", "True", "1"):
         fst = Path(waves).resolve()
     else:
         fst = results_root() / "waves" / default_name
+    fst = fst.with_suffix("." + waves_format())
     fst.parent.mkdir(parents=True, exist_ok=True)
     return fst
 
