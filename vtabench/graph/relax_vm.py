@@ -84,10 +84,10 @@ class RelaxVMRunner:
         ex = self.ex
 
         def fn(*args: Any) -> None:
-            for name, a in zip(ins, args[:len(ins)]):
+            for name, a in zip(ins, args[:len(ins)], strict=True):
                 ex.copy_in(name, a.numpy())
             ex.run_wave(w)
-            for name, o in zip(outs, args[len(ins):]):
+            for name, o in zip(outs, args[len(ins):], strict=True):
                 o.copyfrom(ex.copy_out(name, tuple(o.shape)))
         return fn
 
