@@ -1,47 +1,124 @@
-"""`vtabench regress`: constrained-random differential regression (fsim vs rtl vs opencl)."""
+"""`vtabench regress`: constrained-random differential regression (fsim vs rtl vs opencl), and
+whole networks on every (configuration, target) with --networks; locally or on a Dask cluster."""
 
 from __future__ import annotations
 
 import argparse
 import random
+from concurrent.futures import Executor
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+
+TARGETS = ("fsim", "rtl", "opencl")
+#: Local worker processes when neither --jobs nor --cluster says otherwise.
+DEFAULT_JOBS = 2
+
+
+def _names(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("regress", help="random programs on several targets, compared with fsim")
+    p = sub.add_parser("regress", help="random programs (or whole networks) on several targets, "
+                       "compared with fsim (or the integer reference)")
     p.add_argument("--config", default="default", help="configuration name or JSON path")
     p.add_argument("--count", type=int, default=200, help="number of random programs")
     p.add_argument("--seed", type=int, help="run seed (random when omitted; always printed)")
     p.add_argument("--targets", default="fsim,rtl,opencl",
                    help="comma-separated targets; fsim is always the golden model")
-    p.add_argument("--jobs", type=int, default=2, help="worker processes")
     p.add_argument("--only", type=lambda s: [int(x) for x in s.split(",")],
                    help="run only these program indices (reproduce a failure)")
+    p.add_argument("--chunk", type=int, metavar="N",
+                   help="programs per task (default: about 8 tasks of 20 to 100 programs); the "
+                   "results depend on it, never on the number of workers")
     p.add_argument("--junit", type=Path, help="JUnit XML result file")
     p.add_argument("--coverage-json", type=Path, help="functional coverage hits as JSON")
     p.add_argument("--save-dir", type=Path, default=Path("results/regress/failures"),
                    help="where failing programs are saved (.s, .bin, .dram.bin)")
     p.add_argument("--no-shrink", action="store_true", help="do not minimise failures")
     p.add_argument("--rtl-coverage", type=Path, metavar="DIR",
-                   help="collect Verilator line/toggle coverage of the rtl runs in DIR "
+                   help="collect Verilator line/toggle coverage of the rtl runs, merged in DIR "
                    "(a coverage build of the core; text summary and lcov.info)")
     p.add_argument("--platform", help="opencl platform name (substring)")
+    net = p.add_argument_group("whole networks")
+    net.add_argument("--networks", type=_names, metavar="LIST",
+                     help="run these generated networks (small_resnet, resnet18, resnet50_block) "
+                     "instead of random programs: one task per (network, config, target)")
+    net.add_argument("--configs", type=_names, metavar="LIST",
+                     help="configurations of --networks (default: --config)")
+    where = p.add_argument_group("where it runs (docs/regress.md)")
+    where.add_argument("--cluster", metavar="SPEC",
+                       help="a Dask cluster: local:N (N worker processes here), tcp://HOST:PORT "
+                       "(an existing scheduler), or slurm, lsf, pbs, sge (batch jobs through "
+                       "dask-jobqueue); default: a local process pool of --jobs processes")
+    where.add_argument("--jobs", type=int,
+                       help=f"local worker processes (default {DEFAULT_JOBS}); with --cluster "
+                       "slurm|lsf|pbs|sge: the number of batch jobs (default 1)")
+    where.add_argument("--queue", help="batch queue (slurm partition) of the jobs")
+    where.add_argument("--cores", type=int, help="cores per batch job, one worker process each "
+                       "(default 1)")
+    where.add_argument("--memory", help="memory per batch job (default 4GB)")
+    where.add_argument("--walltime", help="wall time limit per batch job (default 01:00:00)")
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from vtabench.verify.regress.campaign import (coverage_json, regress, rtl_coverage_report, summary,
-                                         write_junit)
+def _executor(args: argparse.Namespace) -> AbstractContextManager[Executor | None]:
+    """The cluster's executor, or None (the campaign's own local pool) without --cluster."""
+    from vtabench.verify.regress.cluster import (BATCH_CLUSTERS, BatchOptions, cluster_executor,
+                                                 parse_cluster)
 
+    batch_flags = [f"--{k}" for k in ("queue", "cores", "memory", "walltime")
+                   if getattr(args, k) is not None]
+    if args.cluster is None:
+        if batch_flags:
+            raise ValueError(f"{', '.join(batch_flags)}: only with --cluster "
+                             f"{'|'.join(BATCH_CLUSTERS)}")
+        return nullcontext()
+    spec = parse_cluster(args.cluster)
+    if spec.kind not in BATCH_CLUSTERS:
+        extra = batch_flags + (["--jobs"] if args.jobs is not None else [])
+        if extra:
+            raise ValueError(f"{', '.join(extra)}: not with --cluster {args.cluster} (only "
+                             f"with {'|'.join(BATCH_CLUSTERS)})")
+        return cluster_executor(spec)
+    defaults = BatchOptions()
+    return cluster_executor(spec, BatchOptions(
+        queue=args.queue, cores=args.cores or defaults.cores,
+        memory=args.memory or defaults.memory, walltime=args.walltime or defaults.walltime,
+        jobs=args.jobs or defaults.jobs))
+
+
+def run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
-    targets = [t.strip() for t in args.targets.split(",") if t.strip()]
-    bad = [t for t in targets if t not in ("fsim", "rtl", "opencl")]
+    targets = _names(args.targets)
+    bad = [t for t in targets if t not in TARGETS]
     if bad:
-        raise ValueError(f"unknown target(s) {', '.join(bad)}; expected fsim, rtl, opencl")
+        raise ValueError(f"unknown target(s) {', '.join(bad)}; expected {', '.join(TARGETS)}")
+    for flag in ("jobs", "chunk", "cores"):
+        if getattr(args, flag) is not None and getattr(args, flag) < 1:
+            raise ValueError(f"--{flag} {getattr(args, flag)}: must be at least 1")
+    if args.networks is not None:
+        from vtabench.verify.regress.networks import check_networks
+
+        check_networks(args.networks)
+        with _executor(args) as executor:
+            return _run_networks(args, targets, seed, executor)
+    if args.configs is not None:
+        raise ValueError("--configs: only with --networks (random programs take --config)")
+    with _executor(args) as executor:
+        return _run_programs(args, targets, seed, executor)
+
+
+def _run_programs(args: argparse.Namespace, targets: list[str], seed: int,
+                  executor: Executor | None) -> int:
+    from vtabench.verify.regress.campaign import (coverage_json, regress, rtl_coverage_report,
+                                                  summary, write_junit)
+
     opts = {"opencl": {"platform": args.platform}} if args.platform else {}
-    result = regress(args.config, args.count, seed, targets, jobs=args.jobs, only=args.only,
+    result = regress(args.config, args.count, seed, targets, jobs=args.jobs or DEFAULT_JOBS,
+                     executor=executor, chunk=args.chunk, only=args.only,
                      save_dir=args.save_dir, shrink=not args.no_shrink, target_opts=opts,
-                     coverage_dir=args.rtl_coverage)
+                     rtl_coverage=args.rtl_coverage is not None)
     if args.junit:
         write_junit(result, args.junit)
         print(f"wrote {args.junit}")
@@ -49,6 +126,22 @@ def run(args: argparse.Namespace) -> int:
         args.coverage_json.parent.mkdir(parents=True, exist_ok=True)
         args.coverage_json.write_text(coverage_json(result))
     print(summary(result))
-    if args.rtl_coverage and "rtl" in targets:
-        print(rtl_coverage_report(args.rtl_coverage))
+    if result.rtl_coverage is not None:
+        print(rtl_coverage_report(result.rtl_coverage, args.rtl_coverage))
     return 1 if result.failed else 0
+
+
+def _run_networks(args: argparse.Namespace, targets: list[str], seed: int,
+                  executor: Executor | None) -> int:
+    from vtabench.verify.regress.campaign import local_pool
+    from vtabench.verify.regress.networks import regress_networks, summary, write_junit
+
+    configs = args.configs or [args.config]
+    with nullcontext(executor) if executor is not None else \
+            local_pool(args.jobs or DEFAULT_JOBS) as ex:
+        results = regress_networks(args.networks, configs, targets, seed, ex)
+    if args.junit:
+        write_junit(results, seed, args.junit)
+        print(f"wrote {args.junit}")
+    print(summary(results, seed))
+    return 1 if any(r.problem for r in results) else 0

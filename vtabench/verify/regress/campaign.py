@@ -1,19 +1,29 @@
 """`vtabench regress`: constrained-random differential regression across targets.
 
 Program k of a run with seed S is generated from ``numpy.random.default_rng([S, k])``, so any one
-program can be regenerated alone (``--seed S --only k``). fsim is the golden model; every other
-selected target runs the same programs (in chunks, one worker process per core) and its DRAM
-images are compared with fsim's. A failing program is saved as .s, .bin and its DRAM image, then
-minimised to a short reproducer. Results go to a JUnit XML file and a one-screen summary.
+program can be regenerated alone (``--seed S --only k``), and a worker needs only the indices of
+its programs, never the programs. fsim is the golden model; every other selected target runs the
+same programs and its DRAM images are compared with fsim's.
+
+Programs run in chunks (one simulator process per chunk on rtl) on an executor: a local process
+pool by default, or the workers of a Dask cluster (:mod:`vtabench.verify.regress.cluster`). The
+chunks depend only on the programs and the chunk size, never on the number of workers, so a run
+gives the same programs, verdicts and merged coverage on one core or on a hundred workers. A
+chunk returns its verdicts, its functional coverage hits, its Verilator coverage (parsed) and the
+reproducer files of its failing programs (.s, .bin, .dram.bin); the client merges them. Failing
+programs are then minimised to short reproducers, on the executor too. Results go to a JUnit XML
+file and a one-screen summary.
 """
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+import tempfile
 import time
 import xml.etree.ElementTree as ET
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -23,21 +33,36 @@ import numpy as np
 from vtabench.spec.config import Config, load_config
 from vtabench.spec.isa.asm import disassemble
 from vtabench.spec.isa.insn import Insn, encode_program
+from vtabench.spec.tokens import schedule
 from vtabench.verify.builder import TestProgram
 from vtabench.verify.random_program import random_program
 from vtabench.verify.regress.coverage import FunctionalCoverage
 from vtabench.verify.regress.diff import Mismatch, first_mismatch, run_on_target
+from vtabench.verify.regress.rtl_coverage import RtlCoverage
 from vtabench.verify.regress.shrink import Shrinker
-from vtabench.spec.tokens import schedule
 
-#: Programs per simulator process (the RTL batch); small enough to show progress.
+#: Largest chunk: programs per task (and per simulator process on rtl).
 CHUNK = 100
+#: Smallest default chunk: a simulator start (about a second) is amortised over this many.
+MIN_CHUNK = 20
+#: A run is cut into about this many chunks when CHUNK and MIN_CHUNK allow it.
+SPREAD = 8
 
 
 def generate(cfg: Config, seed: int, index: int) -> TestProgram:
     prog = random_program(cfg, np.random.default_rng([seed, index]))
     prog.name = f"rand-{seed}-{index}"
     return prog
+
+
+def chunk_size(count: int) -> int:
+    """The default chunk size for ``count`` programs: about SPREAD chunks, each of MIN_CHUNK to
+    CHUNK programs. A function of the count alone, so results do not depend on the workers."""
+    return min(CHUNK, max(MIN_CHUNK, -(-count // SPREAD)))
+
+
+def plan_chunks(indices: Sequence[int], size: int) -> list[list[int]]:
+    return [list(indices[i:i + size]) for i in range(0, len(indices), size)]
 
 
 @dataclass
@@ -50,6 +75,17 @@ class ProgramResult:
 
 
 @dataclass
+class ChunkResult:
+    """What one chunk sends back to the client."""
+
+    results: list[ProgramResult]
+    coverage: dict[str, int]
+    rtl_coverage: RtlCoverage | None
+    #: file name -> contents: the reproducer files of the chunk's failing programs
+    failure_files: dict[str, bytes]
+
+
+@dataclass
 class RegressResult:
     config: str
     seed: int
@@ -58,6 +94,8 @@ class RegressResult:
     coverage: FunctionalCoverage
     seconds: float
     reproducers: dict[str, str] = field(default_factory=dict)
+    rtl_coverage: RtlCoverage | None = None
+    chunks: int = 0
 
     @property
     def failed(self) -> list[ProgramResult]:
@@ -78,48 +116,63 @@ def golden(cfg: Config, programs: Sequence[TestProgram],
     return images
 
 
-def _run_chunk(config: str, seed: int, indices: list[int], targets: list[str],
-               target_opts: dict[str, Any], coverage_dir: Path | None) -> list[dict[str, Any]]:
-    """Worker: regenerate programs ``indices``, run them on fsim and ``targets``, compare."""
-    cfg = load_config(config)
-    if coverage_dir is not None and "rtl" in targets:
-        target_opts = {**target_opts, "rtl": {**target_opts.get("rtl", {}),
-                                              "coverage": coverage_dir / f"chunk{indices[0]}.dat"}}
+def run_chunk(cfg: Config, seed: int, indices: list[int], targets: list[str],
+              target_opts: dict[str, Any], rtl_coverage: bool = False) -> ChunkResult:
+    """Worker: regenerate programs ``indices``, run them on fsim and ``targets``, compare.
+    ``rtl_coverage``: run a coverage build of the core and return its points."""
     programs = [generate(cfg, seed, k) for k in indices]
     cov = FunctionalCoverage(cfg)
     t0 = time.monotonic()
     expected = golden(cfg, programs, cov)
-    out: list[dict[str, Any]] = [{"index": k, "name": p.name, "mismatches": [], "error": None}
-                                 for k, p in zip(indices, programs)]
-    for target in targets:
-        try:
-            images, problems = run_on_target(cfg, target, programs, seed=seed + indices[0],
-                                             target_opts=target_opts.get(target))
-        except Exception as exc:  # noqa: BLE001 - reported per program, the run goes on
-            for r in out:
-                r["error"] = f"{target}: {type(exc).__name__}: {exc}"[:2000]
-            continue
-        for r, p, exp, got, problem in zip(out, programs, expected, images, problems):
-            if problem:
-                r["error"] = problem
-            m = first_mismatch(cfg, target, p.insns, exp, got)
-            if m is not None:
-                r["mismatches"].append(m.__dict__)
+    out = [ProgramResult(k, p.name, 0.0) for k, p in zip(indices, programs)]
+    rtl_cov = None
+    with tempfile.TemporaryDirectory(prefix="vtabench-chunk-") as tmp:
+        for target in targets:
+            opts = dict(target_opts.get(target) or {})
+            if target == "rtl" and rtl_coverage:
+                opts["coverage"] = Path(tmp) / "coverage.dat"
+            try:
+                images, problems = run_on_target(cfg, target, programs, seed=seed + indices[0],
+                                                 target_opts=opts)
+            except Exception as exc:  # noqa: BLE001 - reported per program, the run goes on
+                for r in out:
+                    r.error = f"{target}: {type(exc).__name__}: {exc}"[:2000]
+                continue
+            for r, p, exp, got, problem in zip(out, programs, expected, images, problems):
+                if problem:
+                    r.error = problem
+                m = first_mismatch(cfg, target, p.insns, exp, got)
+                if m is not None:
+                    r.mismatches.append(m)
+            if "coverage" in opts:
+                rtl_cov = RtlCoverage.from_files([opts["coverage"]])
     per = (time.monotonic() - t0) / max(1, len(programs))
-    for r in out:
-        r["seconds"] = per
-    return [{"coverage": dict(cov.hits)}] + out
+    files: dict[str, bytes] = {}
+    for r, p in zip(out, programs):
+        r.seconds = per
+        if r.mismatches or r.error:
+            files.update(failure_files(cfg, p))
+    return ChunkResult(out, dict(cov.hits), rtl_cov, files)
+
+
+def failure_files(cfg: Config, prog: TestProgram) -> dict[str, bytes]:
+    """A program's reproducer files: NAME.s (assembly), NAME.bin, NAME.dram.bin."""
+    return {f"{prog.name}.s": (f"# {prog.name} (config {cfg.name})\n"
+                               + disassemble(cfg, prog.insns, numbered=True)).encode(),
+            f"{prog.name}.bin": encode_program(cfg, prog.insns),
+            f"{prog.name}.dram.bin": prog.dram.tobytes()}
+
+
+def write_files(files: dict[str, bytes], directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (directory / name).write_bytes(data)
 
 
 def save_failure(cfg: Config, prog: TestProgram, directory: Path) -> Path:
     """Write NAME.s, NAME.bin and NAME.dram.bin; returns the .s path."""
-    directory.mkdir(parents=True, exist_ok=True)
-    base = directory / prog.name
-    base.with_suffix(".s").write_text(f"# {prog.name} (config {cfg.name})\n"
-                                      + disassemble(cfg, prog.insns, numbered=True))
-    base.with_suffix(".bin").write_bytes(encode_program(cfg, prog.insns))
-    prog.dram.tofile(f"{base}.dram.bin")
-    return base.with_suffix(".s")
+    write_files(failure_files(cfg, prog), directory)
+    return directory / f"{prog.name}.s"
 
 
 def make_fails_batch(cfg: Config, dram: np.ndarray, target: str, seed: int,
@@ -151,71 +204,109 @@ def minimise(cfg: Config, prog: TestProgram, target: str, seed: int,
     return TestProgram(f"{prog.name}-min", small, prog.dram.copy())
 
 
+@dataclass
+class Reproducer:
+    """A minimised failing program, as :func:`minimise_task` sends it back."""
+
+    before: int  # instructions of the failing program
+    after: int  # instructions of the reproducer
+    text: str  # its assembly
+    files: dict[str, bytes]  # its reproducer files
+
+
+def minimise_task(cfg: Config, seed: int, index: int, target: str,
+                  target_opts: dict[str, Any] | None) -> Reproducer:
+    """Worker: minimise program ``index`` of the run with ``seed`` on ``target``."""
+    prog = generate(cfg, seed, index)
+    small = minimise(cfg, prog, target, seed, target_opts)
+    return Reproducer(len(prog.insns), len(small.insns),
+                      disassemble(cfg, small.insns, numbered=True), failure_files(cfg, small))
+
+
+def local_pool(jobs: int) -> ProcessPoolExecutor:
+    # spawn, not fork: forking a process that runs threads (pytest-xdist's execnet, cocotb's
+    # runner) can copy a held lock into the child and hang it.
+    return ProcessPoolExecutor(max_workers=max(1, jobs),
+                               mp_context=multiprocessing.get_context("spawn"))
+
+
 def regress(config: str, count: int, seed: int, targets: list[str], *, jobs: int = 2,
+            executor: Executor | None = None, chunk: int | None = None,
             only: list[int] | None = None, save_dir: Path | None = None, shrink: bool = True,
             target_opts: dict[str, dict[str, Any]] | None = None,
-            coverage_dir: Path | None = None, max_reproducers: int = 3,
+            rtl_coverage: bool = False, max_reproducers: int = 3,
             progress: Callable[[str], None] = print) -> RegressResult:
-    """Run the regression. ``coverage_dir``: collect Verilator line/toggle coverage of the rtl
-    runs there (one coverage.dat per worker chunk; see :func:`rtl_coverage_report`)."""
+    """Run the regression on ``executor`` (a Dask client's executor, say), or on a local pool of
+    ``jobs`` processes when None. ``chunk``: programs per task (default :func:`chunk_size`).
+    ``rtl_coverage``: collect Verilator line/toggle coverage of the rtl runs (a coverage build)
+    into ``RegressResult.rtl_coverage``."""
     cfg = load_config(config)
     others = [t for t in targets if t != "fsim"]
     indices = only if only is not None else list(range(count))
-    size = max(1, min(CHUNK, -(-len(indices) // max(1, jobs))))
-    chunks = [indices[i:i + size] for i in range(0, len(indices), size)]
+    chunks = plan_chunks(indices, chunk or chunk_size(len(indices)))
     coverage = FunctionalCoverage(cfg)
-    results: list[ProgramResult] = []
+    rtl_cov = RtlCoverage() if rtl_coverage and "rtl" in others else None
+    by_index: dict[int, ProgramResult] = {}
     t0 = time.monotonic()
-    progress(f"regress: config {cfg.name}, {len(indices)} programs, seed {seed}, targets "
-             f"fsim (golden){''.join(', ' + t for t in others)}, {jobs} job(s)")
-    # spawn, not fork: forking a process that runs threads (pytest-xdist's execnet, cocotb's
-    # runner) can copy a held lock into the child and hang it.
-    with ProcessPoolExecutor(max_workers=max(1, jobs),
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
-        if coverage_dir is not None:
-            coverage_dir.mkdir(parents=True, exist_ok=True)
-            for old in coverage_dir.glob("chunk*.dat"):
-                old.unlink()
-        futures = [pool.submit(_run_chunk, cfg.name, seed, c, others, target_opts or {},
-                               coverage_dir) for c in chunks]
-        for fut in futures:
-            cov, *rows = fut.result()
-            coverage.merge(cov["coverage"])
-            for r in rows:
-                results.append(ProgramResult(r["index"], r["name"], r["seconds"],
-                                             [Mismatch(**m) for m in r["mismatches"]],
-                                             r["error"]))
-            bad = sum(1 for r in results if r.mismatches or r.error)
-            progress(f"  {len(results)}/{len(indices)} programs, {bad} failing, "
+    where = f"{jobs} local job(s)" if executor is None else "the cluster"
+    progress(f"regress: config {cfg.name}, {len(indices)} programs in {len(chunks)} chunk(s), "
+             f"seed {seed}, targets fsim (golden){''.join(', ' + t for t in others)}, on {where}")
+    with ExitStack() as stack:
+        if executor is None:
+            executor = stack.enter_context(local_pool(jobs))
+        futures = [executor.submit(run_chunk, cfg, seed, c, others, target_opts or {},
+                                   rtl_cov is not None) for c in chunks]
+        for fut in as_completed(futures):
+            part: ChunkResult = fut.result()
+            coverage.merge(part.coverage)
+            if rtl_cov is not None and part.rtl_coverage is not None:
+                rtl_cov.merge(part.rtl_coverage)
+            for r in part.results:
+                if r.index in by_index:
+                    raise RuntimeError(f"program {r.name} came back twice")
+                by_index[r.index] = r
+            if save_dir is not None and part.failure_files:
+                write_files(part.failure_files, save_dir)
+            bad = sum(1 for r in by_index.values() if r.mismatches or r.error)
+            progress(f"  {len(by_index)}/{len(indices)} programs, {bad} failing, "
                      f"{time.monotonic() - t0:.0f} s")
-    out = RegressResult(cfg.name, seed, ["fsim", *others], results, coverage,
-                        time.monotonic() - t0)
-    for r in out.failed:
-        prog = generate(cfg, seed, r.index)
-        if save_dir is not None:
-            path = save_failure(cfg, prog, save_dir)
-            progress(f"saved {r.name}: {path} (+ .bin, .dram.bin)")
-        if shrink and (r.mismatches or r.error):
-            target = r.mismatches[0].target if r.mismatches else r.error.split(":")[0]
-            small = minimise(cfg, prog, target, seed, (target_opts or {}).get(target))
-            text = disassemble(cfg, small.insns, numbered=True)
-            out.reproducers[r.name] = text
-            progress(f"minimised {r.name} on {target}: {len(prog.insns)} -> "
-                     f"{len(small.insns)} instructions\n{text}")
-            if save_dir is not None:
-                save_failure(cfg, small, save_dir)
-        if len(out.reproducers) >= max_reproducers:
-            break
+        missing = sorted(set(indices) - set(by_index))
+        if missing:
+            raise RuntimeError(f"{len(missing)} program(s) never came back, first {missing[0]}")
+        out = RegressResult(cfg.name, seed, ["fsim", *others], [by_index[k] for k in indices],
+                            coverage, time.monotonic() - t0, rtl_coverage=rtl_cov,
+                            chunks=len(chunks))
+        if save_dir is not None and out.failed:
+            progress(f"saved {len(out.failed)} failing program(s) in {save_dir} (.s, .bin, "
+                     f".dram.bin)")
+        if shrink:
+            _minimise_failures(cfg, out, executor, target_opts or {}, save_dir,
+                               max_reproducers, progress)
     return out
 
 
-def rtl_coverage_report(coverage_dir: Path) -> str:
-    """Merge the chunks' coverage.dat files; write lcov.info beside them; return the summary."""
-    from vtabench.verify.regress.rtl_coverage import RtlCoverage
+def _minimise_failures(cfg: Config, out: RegressResult, executor: Executor,
+                       target_opts: dict[str, dict[str, Any]], save_dir: Path | None,
+                       limit: int, progress: Callable[[str], None]) -> None:
+    """Minimise the first ``limit`` failures, in parallel on ``executor``."""
+    jobs: dict[Future[Reproducer], tuple[ProgramResult, str]] = {}
+    for r in out.failed[:limit]:
+        target = r.mismatches[0].target if r.mismatches else (r.error or "").split(":")[0]
+        jobs[executor.submit(minimise_task, cfg, out.seed, r.index, target,
+                             target_opts.get(target))] = (r, target)
+    for fut, (r, target) in jobs.items():
+        rep = fut.result()
+        out.reproducers[r.name] = rep.text
+        progress(f"minimised {r.name} on {target}: {rep.before} -> {rep.after} instructions\n"
+                 f"{rep.text}")
+        if save_dir is not None:
+            write_files(rep.files, save_dir)
 
-    cov = RtlCoverage.from_files(sorted(coverage_dir.glob("chunk*.dat")))
-    cov.write_lcov(coverage_dir / "lcov.info")
-    return cov.report() + f"\nlcov tracefile: {coverage_dir / 'lcov.info'}"
+
+def rtl_coverage_report(cov: RtlCoverage, directory: Path) -> str:
+    """Write lcov.info of the merged Verilator coverage in ``directory``; return the summary."""
+    cov.write_lcov(directory / "lcov.info")
+    return cov.report() + f"\nlcov tracefile: {directory / 'lcov.info'}"
 
 
 def write_junit(result: RegressResult, path: Path) -> None:
@@ -225,6 +316,7 @@ def write_junit(result: RegressResult, path: Path) -> None:
                        time=f"{result.seconds:.3f}")
     props = ET.SubElement(suite, "properties")
     for k, v in (("seed", result.seed), ("targets", ",".join(result.targets)),
+                 ("chunks", result.chunks),
                  ("functional_coverage", f"{result.coverage.percent():.1f}")):
         ET.SubElement(props, "property", name=k, value=str(v))
     for r in result.results:
