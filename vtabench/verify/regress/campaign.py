@@ -138,7 +138,8 @@ def run_chunk(cfg: Config, seed: int, indices: list[int], targets: list[str],
                 for r in out:
                     r.error = f"{target}: {type(exc).__name__}: {exc}"[:2000]
                 continue
-            for r, p, exp, got, problem in zip(out, programs, expected, images, problems):
+            for r, p, exp, got, problem in zip(out, programs, expected, images, problems,
+                                               strict=True):
                 if problem:
                     r.error = problem
                 m = first_mismatch(cfg, target, p.insns, exp, got)
@@ -190,7 +191,7 @@ def make_fails_batch(cfg: Config, dram: np.ndarray, target: str, seed: int,
             expected.append(img)
         images, problems = run_on_target(cfg, target, progs, seed=seed, target_opts=target_opts)
         return [bool(problem) or bool((e != g).any())
-                for e, g, problem in zip(expected, images, problems)]
+                for e, g, problem in zip(expected, images, problems, strict=True)]
 
     return fails_batch
 
