@@ -20,8 +20,6 @@ from vtabench.spec.config import load_config
 from vtabench.spec.isa import encode_program
 from vtabench.verify.directed import directed_programs
 
-pytestmark = pytest.mark.rtl
-
 REPO = Path(__file__).resolve().parent.parent
 #: What a wheel must carry besides Python modules (one file of each kind).
 PACKAGE_DATA = (
@@ -65,7 +63,8 @@ def _run_installed(site: Path, cwd: Path, *args: str) -> subprocess.CompletedPro
                           capture_output=True, text=True, timeout=900)
 
 
-@pytest.mark.parametrize("target", ["fsim", "rtl"])
+# rtl (marked rtl by conftest.py) builds the simulator from nothing in a fresh cache: slow
+@pytest.mark.parametrize("target", ["fsim", pytest.param("rtl", marks=pytest.mark.slow)])
 def test_installed_wheel_runs_exec(installed, tmp_path, target):
     cfg = load_config("default")
     prog = next(p for p in directed_programs(cfg) if p.name.startswith("gemm"))
