@@ -12,6 +12,7 @@ configuration, and the kernel's own guards (deadlock, DRAM range) each give a cl
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -22,6 +23,8 @@ from vtabench.spec.isa.layout import AluOp, MemType, Opcode
 from vtabench.verify.builder import ProgramBuilder, TestProgram
 from vtabench.verify.directed import directed_programs
 from vtabench.verify.random_program import random_program
+from vtabench.spec.contracts.errors import ErrorCode, describe
+from vtabench.spec.contracts.stages import QUEUE_ENDS, TokenQueue
 from vtabench.spec.tokens import Stage, schedule, stage_of
 from vtabench.verify.smoke import (conv1d_padded, gemm_tiled, smoke_programs,
                             token_order)
@@ -115,15 +118,9 @@ def _racy_candidate(cfg: Config, rng: np.random.Generator, name: str) -> TestPro
             b.store(r(0, 12), out + r(0, 30), r(1, 2), r(1, 4), stride=r(4, 8))
     insns = b.insns
     # Random token pairs: a producer and a consumer of the right stages, anywhere in the stream.
-    pairs = {  # queue: (producer stage, push flag, consumer stage, pop flag)
-        "l2g": (Stage.LOAD, "push_next_dep", Stage.COMPUTE, "pop_prev_dep"),
-        "g2l": (Stage.COMPUTE, "push_prev_dep", Stage.LOAD, "pop_next_dep"),
-        "g2s": (Stage.COMPUTE, "push_next_dep", Stage.STORE, "pop_prev_dep"),
-        "s2g": (Stage.STORE, "push_prev_dep", Stage.COMPUTE, "pop_next_dep"),
-    }
     by_stage = {s: [i for i, x in enumerate(insns) if stage_of(x) == s] for s in Stage}
     for _ in range(r(2, 10)):
-        ps, pf, cs, cf = pairs[list(pairs)[r(0, 3)]]
+        ps, pf, cs, cf = QUEUE_ENDS[TokenQueue(r(0, len(TokenQueue) - 1))]
         prod = [i for i in by_stage[ps] if not getattr(insns[i], pf)]
         cons = [i for i in by_stage[cs] if not getattr(insns[i], cf)]
         if prod and cons:
@@ -335,13 +332,14 @@ def test_kernel_reports_deadlock() -> None:
     with pytest.raises(ob.KernelRunError, match="deadlock.*instruction 0 waits forever for a "
                                                 "token in token queue l2g") as info:
         _raw_run(cfg, insns)
-    assert info.value.index == 0
+    assert (info.value.code, info.value.index) == (ErrorCode.DEADLOCK, 0)
 
 
 def test_kernel_guards_dram_range() -> None:
     cfg = load_config("default")
     insns = [Insn(Opcode.LOAD, memory_type=MemType.ACC, dram_base=(MEM_BYTES // 64), y_size=1,
                   x_size=1, x_stride=1), Insn(Opcode.FINISH)]
-    with pytest.raises(ob.KernelRunError, match="DRAM element outside device memory: "
-                                                "instruction 0"):
+    with pytest.raises(ob.KernelRunError, match=re.escape(f"{describe(ErrorCode.DRAM_RANGE)}: "
+                                                          "instruction 0")) as info:
         _raw_run(cfg, insns)
+    assert info.value.code == ErrorCode.DRAM_RANGE

@@ -20,6 +20,7 @@ from vtabench.targets.rtl.platform.faults import FaultPlan
 from vtabench.targets.rtl.platform.link import D2H, H2D, PRESETS, LinkModel, preset
 
 from vtabench.spec.config import load_config
+from vtabench.spec.contracts.errors import ErrorCode
 from dense_layers import gemm_layer
 
 # ---------------------------------------------------------------------------------------------
@@ -434,7 +435,7 @@ def test_run_timeout_carries_status(faults):  # type: ignore[no-untyped-def]
 def test_core_error_reported(faults):  # type: ignore[no-untyped-def]
     _, obs = faults
     e = obs["core_error"]
-    assert e is not None and e["code"] == 0x01 and e["insn"] == 1 and e["status"]
+    assert e is not None and e["code"] == ErrorCode.OPCODE and e["insn"] == 1 and e["status"]
     assert obs["after_error"]
 
 

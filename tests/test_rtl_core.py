@@ -36,7 +36,8 @@ from vtabench.spec.isa import encode_program
 from vtabench.spec.isa.insn import Insn
 from vtabench.spec.isa.layout import MemType, Opcode
 from vtabench.targets.rtl import perf
-from vtabench.targets.rtl.verilator import BUILD_ROOT, HDL_DIR, build
+from vtabench.spec.contracts.errors import ErrorCode
+from vtabench.targets.rtl.verilator import BUILD_ROOT, build
 from vtabench.targets.rtl.simjob import RawProgram, run_batch
 
 
@@ -48,17 +49,10 @@ SEED = int(os.environ.get("VTABENCH_SEED") or
 RUN_DIR = BUILD_ROOT / "pytest" / RUN_ID
 STRESS = {"stall": 80, "rd_latency": 60, "wr_latency": 30, "rd_gap": 1}
 
-def _error_codes() -> dict[str, int]:
-    """ERR_* codes of the core (hdl/vta_err_pkg.sv, the RTL's single definition)."""
-    import re
-
-    text = (HDL_DIR / "vta_err_pkg.sv").read_text()
-    return {m[1]: int(m[2], 16) for m in re.finditer(r"(ERR_\w+)\s*=\s*8'h([0-9a-fA-F]+)", text)}
-
-
-ERR = _error_codes()
-ERR_OPCODE = ERR.get("ERR_OPCODE", 0x01)
-ERR_AXI_RD = ERR.get("ERR_AXI_RD", 0x30)
+#: ERR_* name (as the RTL spells it) -> code, from the contract spec/contracts/errors.json
+ERR = {f"ERR_{code.name}": code for code in ErrorCode}
+ERR_OPCODE = ErrorCode.OPCODE
+ERR_AXI_RD = ErrorCode.AXI_RD
 ILLEGAL_MAX_CYCLES = 2000
 DEADLOCK_MAX_CYCLES = 20000
 GEMM_SIZES = (8, 24)
@@ -383,8 +377,9 @@ BAD_NAMES = list(bad_programs(load_config("default")))
 @pytest.mark.parametrize("cfg_name", CONFIGS)
 @pytest.mark.parametrize("name", BAD_NAMES)
 def test_bad_program_stops_core_with_error(cfg_name: str, name: str) -> None:
-    """Validation bypassed: the core stops with the error code (hdl/vta_err_pkg.sv) within a
-    bounded number of cycles, names the instruction, and writes nothing outside the image."""
+    """Validation bypassed: the core stops with the error code (spec/contracts/errors.json)
+    within a bounded number of cycles, names the instruction, and writes nothing outside the
+    image."""
     _, err_name, index, _ = bad_programs(load_config(cfg_name))[name]
     st = batch(cfg_name)[name]["stats"]
     assert st["state"] != "timeout", f"no done_o within {ILLEGAL_MAX_CYCLES} cycles: {st}"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from vtabench.hwgen.contracts import SV_PACKAGES
 from vtabench.targets.rtl.verilator import HDL_DIR as HDL
 from vtabench.targets.rtl.verilator import setup_verilator_env
 from vtabench.targets.workdirs import build_root
@@ -55,7 +56,7 @@ def run_unit(name: str, seed: int | None = None) -> None:
 
     setup_verilator_env()
     top, files, params = UNITS[name]
-    sources = [HDL / "gen" / "default" / "vta_pkg.sv", HDL / "vta_err_pkg.sv"]
+    sources = [HDL / "gen" / "default" / "vta_pkg.sv", *SV_PACKAGES]
     sources += [HDL / f for f in files]
     bdir = BUILD / name
     bdir.mkdir(parents=True, exist_ok=True)

@@ -4,10 +4,10 @@
   ``device=`` options, else the environment variables ``VTA_OPENCL_PLATFORM`` /
   ``VTA_OPENCL_DEVICE``, else the first platform that has a device. Nothing matching is an
   :class:`OpenCLError` that lists every platform and device there is.
-* The kernel is built from source (opencl/vta.cl with the configuration's generated header
-  prepended) or loaded from a prebuilt binary (``binary=PATH`` or ``VTA_OPENCL_BINARY``; see
-  docs/opencl.md for aoc / v++). A build failure is a :class:`KernelBuildError` carrying the
-  build log.
+* The kernel is built from source (opencl/vta.cl with the configuration's generated header and
+  the contracts header opencl/gen/vta_contracts.h prepended) or loaded from a prebuilt binary
+  (``binary=PATH`` or ``VTA_OPENCL_BINARY``; see docs/opencl.md for aoc / v++). A build failure
+  is a :class:`KernelBuildError` carrying the build log.
 * Device memory is one OpenCL buffer (the arena, managed by the shared
   :class:`~vtabench.drivers.alloc.Allocator`); every kernel pointer argument is that buffer, so
   byte address = element index x element bytes, as in fsim's DRAM image. The on-chip buffers and
@@ -33,6 +33,9 @@ import pyopencl as cl
 
 from vtabench.drivers.api import (DEFAULT_MEM_BYTES, Device, DeviceError, RunResult,
                                   RunTimeoutError, mem_bytes_for, run_program)
+from vtabench.spec.contracts import ocl_control as C
+from vtabench.spec.contracts.errors import ErrorCode, describe
+from vtabench.spec.contracts.stages import TokenQueue
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
@@ -44,27 +47,6 @@ ENV_PLATFORM = "VTA_OPENCL_PLATFORM"
 ENV_DEVICE = "VTA_OPENCL_DEVICE"
 ENV_BINARY = "VTA_OPENCL_BINARY"
 DEFAULT_TIMEOUT_S = 600.0
-
-# Control block of the scratch buffer (opencl/vta.cl, CTRL_*), in 32-bit words.
-CTRL_BYTES = 256
-CTRL_WORDS = CTRL_BYTES // 4
-CTRL_STATUS, CTRL_ERROR, CTRL_ERROR_INDEX, CTRL_ERROR_ARG = 0, 1, 2, 3
-CTRL_DRAM_LO, CTRL_DRAM_HI, CTRL_CONFIG_ID, CTRL_SCRATCH_BYTES = 4, 5, 6, 7
-CTRL_EXECUTED, CTRL_N_LOAD, CTRL_N_COMPUTE, CTRL_N_STORE = 8, 9, 10, 11
-CTRL_GEMM_LO, CTRL_GEMM_HI, CTRL_ALU_LO, CTRL_ALU_HI, CTRL_PASSES, CTRL_ABI = 12, 13, 14, 15, 16, 17
-ABI_VERSION = 1
-
-KERNEL_ERRORS = {
-    1: "illegal opcode",
-    2: "memory type not allowed for this instruction",
-    3: "illegal ALU opcode",
-    4: "SRAM index outside its buffer",
-    5: "DRAM element outside device memory",
-    6: "uop_bgn / uop_end outside the micro-op buffer",
-    7: "deadlock: no stage can progress",
-    8: "instruction stream ended without FINISH",
-}
-TOKEN_QUEUES = ("l2g", "g2l", "g2s", "s2g")
 
 
 class OpenCLError(DeviceError):
@@ -183,6 +165,7 @@ def kernel_source(cfg: Config, source: str | os.PathLike[str] | None = None) -> 
     """The kernel text with the configuration's generated header prepended. ``source`` is a path
     or the text of another kernel (tests use it for a kernel that does not build)."""
     from vtabench.hwgen.constants import c_header
+    from vtabench.hwgen.contracts import C_HEADER
 
     if source is None:
         body, name = KERNEL_PATH.read_text(), KERNEL_PATH.name
@@ -191,7 +174,7 @@ def kernel_source(cfg: Config, source: str | os.PathLike[str] | None = None) -> 
         body, name = Path(source).read_text(), Path(source).name
     else:
         body, name = str(source), "<source>"
-    return f'{c_header(cfg)}\n#line 1 "{name}"\n{body}'
+    return f'{c_header(cfg)}\n{C_HEADER.read_text()}\n#line 1 "{name}"\n{body}'
 
 
 _CONTEXTS: dict[tuple[str, str], tuple[Any, Any, Any]] = {}
@@ -251,7 +234,7 @@ def build_program(ctx: Any, dev: Any, cfg: Config, *, source: str | os.PathLike[
 
 def scratch_bytes(cfg: Config) -> int:
     """Bytes of the scratch buffer: control block + uop, inp, wgt, acc, out buffers."""
-    return (CTRL_BYTES + cfg.uop_depth * cfg.uop_elem_bytes + cfg.inp_depth * cfg.inp_elem_bytes
+    return (C.CTRL_BYTES + cfg.uop_depth * cfg.uop_elem_bytes + cfg.inp_depth * cfg.inp_elem_bytes
             + cfg.wgt_depth * cfg.wgt_elem_bytes + cfg.acc_depth * cfg.acc_elem_bytes
             + cfg.out_depth * cfg.out_elem_bytes)
 
@@ -343,13 +326,13 @@ class OpenCLDevice(Device):
         self.kernel.set_args(*args)
 
     def _reset_ctrl(self) -> None:
-        ctrl = np.zeros(CTRL_WORDS, np.uint32)
-        ctrl[CTRL_DRAM_LO] = self.mem_bytes & 0xFFFFFFFF
-        ctrl[CTRL_DRAM_HI] = self.mem_bytes >> 32
+        ctrl = np.zeros(C.CTRL_WORDS, np.uint32)
+        ctrl[C.CTRL_DRAM_LO] = self.mem_bytes & 0xFFFFFFFF
+        ctrl[C.CTRL_DRAM_HI] = self.mem_bytes >> 32
         cl.enqueue_copy(self.queue, self.scratch, ctrl, is_blocking=True)
 
     def _read_ctrl(self) -> np.ndarray:
-        ctrl = np.empty(CTRL_WORDS, np.uint32)
+        ctrl = np.empty(C.CTRL_WORDS, np.uint32)
         cl.enqueue_copy(self.queue, ctrl, self.scratch, is_blocking=True)
         return ctrl
 
@@ -364,8 +347,9 @@ class OpenCLDevice(Device):
             ctrl = self._read_ctrl()
         except cl.Error as exc:
             raise _cl_error(exc, f"probing the kernel on {self.name}") from None
-        got = (int(ctrl[CTRL_CONFIG_ID]), int(ctrl[CTRL_SCRATCH_BYTES]), int(ctrl[CTRL_ABI]))
-        want = (self.cfg.config_id, self.scratch_bytes, ABI_VERSION)
+        got = (int(ctrl[C.CTRL_CONFIG_ID]), int(ctrl[C.CTRL_SCRATCH_BYTES]),
+               int(ctrl[C.CTRL_ABI_VERSION]))
+        want = (self.cfg.config_id, self.scratch_bytes, C.ABI_VERSION)
         if got != want:
             raise OpenCLError(f"kernel on {self.name} does not match configuration "
                               f"{self.cfg.name}: it reports config ID {got[0]:#010x}, scratch "
@@ -385,8 +369,8 @@ class OpenCLDevice(Device):
         try:
             if not self.onchip:
                 self._reset_ctrl()
-                cl.enqueue_fill_buffer(self.queue, self.scratch, np.uint8(0), CTRL_BYTES,
-                                       self.scratch_bytes - CTRL_BYTES)
+                cl.enqueue_fill_buffer(self.queue, self.scratch, np.uint8(0), C.CTRL_BYTES,
+                                       self.scratch_bytes - C.CTRL_BYTES)
             self._set_args(insn_count, insn_addr // 16)
             evt = cl.enqueue_nd_range_kernel(self.queue, self.kernel, (1,), (1,))
             self.queue.flush()
@@ -427,31 +411,35 @@ class OpenCLDevice(Device):
                 raise _cl_error(exc, f"reading the run status on {self.name}") from None
             self._check_status(ctrl, insn_count)
             stats.update(
-                executed=int(ctrl[CTRL_EXECUTED]), load_insns=int(ctrl[CTRL_N_LOAD]),
-                compute_insns=int(ctrl[CTRL_N_COMPUTE]), store_insns=int(ctrl[CTRL_N_STORE]),
-                gemm_uop_iters=int(ctrl[CTRL_GEMM_LO]) | int(ctrl[CTRL_GEMM_HI]) << 32,
-                alu_uop_iters=int(ctrl[CTRL_ALU_LO]) | int(ctrl[CTRL_ALU_HI]) << 32,
-                scheduler_passes=int(ctrl[CTRL_PASSES]))
+                executed=int(ctrl[C.CTRL_EXECUTED]), load_insns=int(ctrl[C.CTRL_N_LOAD]),
+                compute_insns=int(ctrl[C.CTRL_N_COMPUTE]),
+                store_insns=int(ctrl[C.CTRL_N_STORE]),
+                gemm_uop_iters=(int(ctrl[C.CTRL_GEMM_ITERS_LO])
+                                | int(ctrl[C.CTRL_GEMM_ITERS_HI]) << 32),
+                alu_uop_iters=int(ctrl[C.CTRL_ALU_ITERS_LO]) | int(ctrl[C.CTRL_ALU_ITERS_HI]) << 32,
+                scheduler_passes=int(ctrl[C.CTRL_PASSES]))
         return RunResult(insn_count, wall, stats)
 
     def _check_status(self, ctrl: np.ndarray, insn_count: int) -> None:
-        status, code = int(ctrl[CTRL_STATUS]), int(ctrl[CTRL_ERROR])
-        index, arg = int(ctrl[CTRL_ERROR_INDEX]), int(ctrl[CTRL_ERROR_ARG])
-        if status == 1 and code == 0:
+        status, code = int(ctrl[C.CTRL_STATUS]), int(ctrl[C.CTRL_ERROR])
+        index, arg = int(ctrl[C.CTRL_ERROR_INDEX]), int(ctrl[C.CTRL_ERROR_ARG])
+        if status == C.STATUS_DONE and code == ErrorCode.NONE:
             return
-        if status == 0:
+        if status == C.STATUS_PENDING:
             raise DeviceError(f"kernel on {self.name} completed without reporting a status "
                               f"(status word 0): the scratch buffer or the kernel is broken")
-        what = KERNEL_ERRORS.get(code, f"error code {code}")
-        if code == 7:
-            queue = TOKEN_QUEUES[arg & 3] if arg < 8 else "?"
-            how = "room in" if arg >= 4 else "a token in"
+        if code == ErrorCode.DEADLOCK:
+            push = arg >= C.ERROR_ARG_PUSH
+            q = arg - C.ERROR_ARG_PUSH if push else arg
+            queue = TokenQueue(q).name.lower() if q < len(TokenQueue) else "?"
+            how = "room in" if push else "a token in"
             detail = f"instruction {index} waits forever for {how} token queue {queue}"
-        elif code == 8:
-            detail = f"{insn_count} instructions"
+        elif code == ErrorCode.FINISH and index == insn_count:
+            detail = f"the stream ({insn_count} instructions) ends without FINISH"
         else:
             detail = f"instruction {index} (value {arg})"
-        raise KernelRunError(f"kernel on {self.name} stopped: {what}: {detail}", code, index, arg)
+        raise KernelRunError(f"kernel on {self.name} stopped: {describe(code)}: {detail}", code,
+                             index, arg)
 
     def _close(self) -> None:
         try:

@@ -2,7 +2,9 @@
 (SystemVerilog package, C header, Python module, Markdown) for `vtabench gen`.
 
 - :mod:`.constants`: a configuration -> ``vta_pkg.sv`` and ``vta_config.h``;
-- :mod:`.regmap`: the register map -> the SV register block, ``regs.py``, docs/registers.md.
+- :mod:`.regmap`: the register map -> the SV register block, ``regs.py``, docs/registers.md;
+- :mod:`.contracts`: the error codes, the OpenCL control block, stage and queue ids -> SV
+  packages, the OpenCL header ``vta_contracts.h``, Python modules, docs/contracts.md.
 
 :func:`generated_files` lists every view with its text; :func:`write_all` rewrites those that
 differ (tests fail when a committed view is stale).
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vtabench.hwgen import constants, regmap
+from vtabench.hwgen import constants, contracts, regmap
 from vtabench.spec.config import builtin_config_names, load_config
 
 
@@ -22,6 +24,7 @@ def generated_files(configs: list[str] | None = None) -> dict[Path, str]:
     for name in configs or builtin_config_names():
         files.update(constants.generated_files(load_config(name)))
     files.update(regmap.generated_files())
+    files.update(contracts.generated_files())
     return files
 
 

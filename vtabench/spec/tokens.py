@@ -17,40 +17,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import IntEnum
 
 from vtabench.spec.config import CMD_QUEUE_DEPTH, TOKEN_QUEUE_DEPTH
+from vtabench.spec.contracts.stages import QUEUE_ENDS, Stage, TokenQueue
 from vtabench.spec.isa.insn import Insn
 from vtabench.spec.isa.layout import MemType, Opcode
 
-
-class Stage(IntEnum):
-    LOAD = 0
-    COMPUTE = 1
-    STORE = 2
-
-
-class TokenQueue(IntEnum):
-    L2G = 0  # load -> compute
-    G2L = 1  # compute -> load
-    G2S = 2  # compute -> store
-    S2G = 3  # store -> compute
-
-
-#: (stage, flag) -> token queue, per the table of docs/isa.md section 3. Flags absent here are the
-#: ones that table marks "must be 0" (validation rejects them; the machine ignores them).
+#: (stage, flag) -> token queue, per the table of docs/isa.md section 3 (the contract
+#: spec/contracts/stages.json). Flags absent here are the ones that table marks "must be 0"
+#: (validation rejects them; the machine ignores them).
 POP_QUEUES: dict[tuple[Stage, str], TokenQueue] = {
-    (Stage.LOAD, "pop_next_dep"): TokenQueue.G2L,
-    (Stage.COMPUTE, "pop_prev_dep"): TokenQueue.L2G,
-    (Stage.COMPUTE, "pop_next_dep"): TokenQueue.S2G,
-    (Stage.STORE, "pop_prev_dep"): TokenQueue.G2S,
-}
+    (ends.consumer, ends.pop_flag): q for q, ends in QUEUE_ENDS.items()}
 PUSH_QUEUES: dict[tuple[Stage, str], TokenQueue] = {
-    (Stage.LOAD, "push_next_dep"): TokenQueue.L2G,
-    (Stage.COMPUTE, "push_prev_dep"): TokenQueue.G2L,
-    (Stage.COMPUTE, "push_next_dep"): TokenQueue.G2S,
-    (Stage.STORE, "push_prev_dep"): TokenQueue.S2G,
-}
+    (ends.producer, ends.push_flag): q for q, ends in QUEUE_ENDS.items()}
 #: The flag that makes an instruction of a stage pop / push a given queue (inverse of the above).
 POP_FLAG = {(s, q): f for (s, f), q in POP_QUEUES.items()}
 PUSH_FLAG = {(s, q): f for (s, f), q in PUSH_QUEUES.items()}

@@ -11,8 +11,9 @@
  * repeat), so every program - also one whose tokens leave a race - gives fsim's result bit for bit.
  *
  * Configuration: the VTA_* macros of the generated header (vtabench.codegen.c_header; committed
- * copies in opencl/gen/NAME/vta_config.h). The driver prepends the header for the chosen
- * configuration; vendor flows pass -I opencl/gen/NAME.
+ * copies in opencl/gen/NAME/vta_config.h). Error codes, the control block and the stage / queue
+ * ids: the generated opencl/gen/vta_contracts.h (docs/contracts.md). The driver prepends both
+ * headers; vendor flows pass -I opencl/gen/NAME -I opencl/gen.
  *
  * ABI (docs/opencl.md): upstream's Intel OpenCL kernel signature
  *   vta_core(uint insn_count, uint insns_offset, insns, uops, biases, inputs, weights, outputs)
@@ -28,6 +29,9 @@
 
 #ifndef VTA_CONFIG_H_
 #include "vta_config.h"
+#endif
+#ifndef VTA_CONTRACTS_H_
+#include "vta_contracts.h"
 #endif
 
 /* ------------------------------------------------------------------------------------------ */
@@ -55,40 +59,9 @@
 #endif
 
 /* ------------------------------------------------------------------------------------------ */
-/* Status / control block (scratch words 0..63) and the scratch layout the driver mirrors.      */
+/* Scratch layout (the driver mirrors it): the control block (CTRL_* words, vta_contracts.h), */
+/* then the five buffers.                                                                     */
 /* ------------------------------------------------------------------------------------------ */
-#define VTA_CTRL_BYTES 256u
-#define CTRL_STATUS 0        /* kernel: 0 running or not started, 1 done, 2 error */
-#define CTRL_ERROR 1         /* kernel: error code (VTA_ERR_*) */
-#define CTRL_ERROR_INDEX 2   /* kernel: instruction index of the error */
-#define CTRL_ERROR_ARG 3     /* kernel: value that was out of range, or the queue waited on */
-#define CTRL_DRAM_LO 4       /* host: bytes of device memory the program may touch (low word) */
-#define CTRL_DRAM_HI 5       /* host: (high word) */
-#define CTRL_CONFIG_ID 6     /* kernel: VTA_CONFIG_ID of the build */
-#define CTRL_SCRATCH_BYTES 7 /* kernel: bytes of scratch it uses */
-#define CTRL_EXECUTED 8      /* kernel: instructions executed */
-#define CTRL_N_LOAD 9
-#define CTRL_N_COMPUTE 10
-#define CTRL_N_STORE 11
-#define CTRL_GEMM_ITERS_LO 12 /* micro-op iterations of GEMM (64-bit) */
-#define CTRL_GEMM_ITERS_HI 13
-#define CTRL_ALU_ITERS_LO 14
-#define CTRL_ALU_ITERS_HI 15
-#define CTRL_PASSES 16       /* scheduler passes */
-#define CTRL_ABI_VERSION 17  /* kernel: VTA_ABI_VERSION */
-
-#define VTA_ABI_VERSION 1u
-
-#define VTA_ERR_NONE 0u
-#define VTA_ERR_OPCODE 1u       /* opcode 5..7 */
-#define VTA_ERR_MEMTYPE 2u      /* memory type not allowed for the instruction */
-#define VTA_ERR_ALU_OPCODE 3u   /* ALU opcode 5..7 */
-#define VTA_ERR_SRAM_RANGE 4u   /* an SRAM element outside its buffer */
-#define VTA_ERR_DRAM_RANGE 5u   /* a DRAM element outside the device memory */
-#define VTA_ERR_UOP_RANGE 6u    /* uop_bgn / uop_end outside the micro-op buffer */
-#define VTA_ERR_DEADLOCK 7u     /* no stage can progress (ERROR_ARG: token queue, +4 if a push) */
-#define VTA_ERR_NO_FINISH 8u    /* the stream ended without FINISH */
-
 #define UOP_BUF_BYTES ((ulong)VTA_UOP_DEPTH * VTA_UOP_ELEM_BYTES)
 #define INP_BUF_BYTES ((ulong)VTA_INP_DEPTH * VTA_INP_ELEM_BYTES)
 #define WGT_BUF_BYTES ((ulong)VTA_WGT_DEPTH * VTA_WGT_ELEM_BYTES)
@@ -110,16 +83,6 @@
   ((uint)((((lsb) >= 64u) ? ((w1) >> (((lsb) - 64u) & 63u)) : ((w0) >> ((lsb) & 63u))) &      \
           MASK(width)))
 #define F(w0, w1, NAME) FIELD(w0, w1, VTA_##NAME##_LSB, VTA_##NAME##_WIDTH)
-
-#define STAGE_LOAD 0
-#define STAGE_COMPUTE 1
-#define STAGE_STORE 2
-
-/* Token queues (vtabench.schedule.TokenQueue). */
-#define Q_L2G 0
-#define Q_G2L 1
-#define Q_G2S 2
-#define Q_S2G 3
 
 typedef struct {
   uint error;
@@ -217,13 +180,14 @@ static void decode_mem(ulong w0, ulong w1, vta_mem_t *m) {
   m->x_stride = F(w0, w1, MEM_X_STRIDE);
 }
 
-/* SRAM elements sram_base .. sram_base + sram_count - 1 must lie in a buffer of depth elements;
- * the last DRAM element touched, dram_base + (y_size - 1) * x_stride + x_size - 1, must end
- * within dram_bytes. Returns 1 when both hold, else sets the error and returns 0. */
+/* SRAM elements sram_base .. sram_base + sram_count - 1 must lie in a buffer of depth elements
+ * (else error sram_err); the last DRAM element touched, dram_base + (y_size - 1) * x_stride +
+ * x_size - 1, must end within dram_bytes. Returns 1 when both hold, else sets the error and
+ * returns 0. */
 static int check_ranges(uint index, const vta_mem_t *m, ulong sram_count, uint depth,
-                        uint dram_elem, ulong dram_bytes, vta_err_t *e) {
+                        uint sram_err, uint dram_elem, ulong dram_bytes, vta_err_t *e) {
   if ((ulong)m->sram_base + sram_count > (ulong)depth) {
-    set_error(e, VTA_ERR_SRAM_RANGE, index, m->sram_base);
+    set_error(e, sram_err, index, m->sram_base);
     return 0;
   }
   ulong last = (ulong)m->dram_base + (ulong)(m->y_size - 1u) * m->x_stride + (m->x_size - 1u);
@@ -268,12 +232,14 @@ static void do_load(uint index, ulong w0, ulong w1, ulong dram_bytes, __global u
     dram = biases; sram = acc_buf; dram_elem = VTA_ACC8_ELEM_BYTES; sram_elem = VTA_ACC_ELEM_BYTES;
     depth = VTA_ACC_DEPTH; acc8 = 1;
   } else {
-    set_error(e, VTA_ERR_MEMTYPE, index, mt);
+    set_error(e, VTA_ERR_MEM_TYPE, index, mt);
     return;
   }
   uint row = x_pad_0 + x_size + x_pad_1;
   uint rows = y_pad_0 + y_size + y_pad_1;
-  if (!check_ranges(index, &m, (ulong)rows * row, depth, dram_elem, dram_bytes, e)) return;
+  uint sram_err = mt == VTA_MEM_ID_UOP ? VTA_ERR_SRAM_UOP : VTA_ERR_SRAM_LOAD;
+  if (!check_ranges(index, &m, (ulong)rows * row, depth, sram_err, dram_elem, dram_bytes, e))
+    return;
   for (uint y = 0; y < rows; ++y) {
     SRAM uchar *srow = sram + (ulong)(sram_base + y * row) * sram_elem;
     int in_y = (y >= y_pad_0) && (y < y_pad_0 + y_size);
@@ -306,11 +272,11 @@ static void do_store(uint index, ulong w0, ulong w1, ulong dram_bytes, __global 
   decode_mem(w0, w1, &m);
   if (m.x_size == 0u || m.y_size == 0u) return;
   if (m.mt != VTA_MEM_ID_OUT) {
-    set_error(e, VTA_ERR_MEMTYPE, index, m.mt);
+    set_error(e, VTA_ERR_MEM_TYPE, index, m.mt);
     return;
   }
-  if (!check_ranges(index, &m, (ulong)m.y_size * m.x_size, VTA_OUT_DEPTH, VTA_OUT_ELEM_BYTES,
-                    dram_bytes, e))
+  if (!check_ranges(index, &m, (ulong)m.y_size * m.x_size, VTA_OUT_DEPTH, VTA_ERR_SRAM_STORE,
+                    VTA_OUT_ELEM_BYTES, dram_bytes, e))
     return;
   for (uint y = 0; y < m.y_size; ++y) {
     copy_out(outputs + ((ulong)m.dram_base + (ulong)y * m.x_stride) * VTA_OUT_ELEM_BYTES,
@@ -345,6 +311,7 @@ static void do_compute(uint index, ulong w0, ulong w1, SRAM uchar *uop_buf, SRAM
                        ulong *iters, vta_err_t *e) {
   uint op = F(w0, w1, GEMM_OPCODE);
   int is_gemm = (op == VTA_OPCODE_GEMM);
+  uint sram_err = is_gemm ? VTA_ERR_SRAM_GEMM : VTA_ERR_SRAM_ALU;
   uint reset = F(w0, w1, GEMM_RESET_REG);
   uint uop_bgn = F(w0, w1, GEMM_UOP_BGN), uop_end = F(w0, w1, GEMM_UOP_END);
   uint iter_out = F(w0, w1, GEMM_ITER_OUT), iter_in = F(w0, w1, GEMM_ITER_IN);
@@ -364,12 +331,12 @@ static void do_compute(uint index, ulong w0, ulong w1, SRAM uchar *uop_buf, SRAM
     uint raw = F(w0, w1, ALU_IMM);
     imm = (int)(raw << (32u - VTA_ALU_IMM_WIDTH)) >> (32u - VTA_ALU_IMM_WIDTH);
     if (alu_op > VTA_ALU_OPCODE_MUL) {
-      set_error(e, VTA_ERR_ALU_OPCODE, index, alu_op);
+      set_error(e, VTA_ERR_ALU_OP, index, alu_op);
       return;
     }
   }
   if (uop_end > VTA_UOP_DEPTH || uop_bgn > uop_end) {
-    set_error(e, VTA_ERR_UOP_RANGE, index, uop_end);
+    set_error(e, VTA_ERR_SRAM_UOP, index, uop_end);
     return;
   }
   SRAM uint *uops = (SRAM uint *)uop_buf;
@@ -390,7 +357,7 @@ static void do_compute(uint index, ulong w0, ulong w1, SRAM uchar *uop_buf, SRAM
         uint w = ((uop >> VTA_UOP_WGT_IDX_LSB) & (uint)MASK(VTA_UOP_WGT_IDX_WIDTH)) +
                  i0 * wgt_fo + i1 * wgt_fi;
         if (a >= VTA_ACC_DEPTH) {
-          set_error(e, VTA_ERR_SRAM_RANGE, index, a);
+          set_error(e, sram_err, index, a);
           return;
         }
         SRAM int *acc_a = acc + (ulong)a * (VTA_BATCH * VTA_BLOCK_OUT);
@@ -402,7 +369,7 @@ static void do_compute(uint index, ulong w0, ulong w1, SRAM uchar *uop_buf, SRAM
           }
         } else if (is_gemm) {
           if (s >= VTA_INP_DEPTH || w >= VTA_WGT_DEPTH) {
-            set_error(e, VTA_ERR_SRAM_RANGE, index, s >= VTA_INP_DEPTH ? s : w);
+            set_error(e, sram_err, index, s >= VTA_INP_DEPTH ? s : w);
             return;
           }
           SRAM char *inp_s = inp + (ulong)s * (VTA_BATCH * VTA_BLOCK_IN);
@@ -421,7 +388,7 @@ static void do_compute(uint index, ulong w0, ulong w1, SRAM uchar *uop_buf, SRAM
           }
         } else {
           if (!use_imm && s >= VTA_ACC_DEPTH) {
-            set_error(e, VTA_ERR_SRAM_RANGE, index, s);
+            set_error(e, sram_err, index, s);
             return;
           }
           SRAM int *acc_s = acc + (ulong)s * (VTA_BATCH * VTA_BLOCK_OUT);
@@ -482,7 +449,7 @@ __kernel VTA_KERNEL_ATTR void vta_core(uint insn_count, uint insns_offset,
   scratch[CTRL_ABI_VERSION] = VTA_ABI_VERSION;
   if (insn_count == 0u) { /* probe: report the build's configuration and nothing else */
     mem_fence(CLK_GLOBAL_MEM_FENCE);
-    scratch[CTRL_STATUS] = 1u;
+    scratch[CTRL_STATUS] = VTA_STATUS_DONE;
     return;
   }
 #endif
@@ -586,7 +553,7 @@ __kernel VTA_KERNEL_ATTR void vta_core(uint insn_count, uint insns_offset,
       if (owed[s]) {
         if (owner[s] < best) {
           best = owner[s];
-          arg = 4u + (uint)(31 - clz(owed[s] & (uint)(-(int)owed[s])));
+          arg = VTA_ERROR_ARG_PUSH + (uint)(31 - clz(owed[s] & (uint)(-(int)owed[s])));
         }
       } else if (started[s] < fetched[s] && next_i[s] < best) {
         uint need = pop_mask(s, stream[2ul * next_i[s]]);
@@ -598,22 +565,22 @@ __kernel VTA_KERNEL_ATTR void vta_core(uint insn_count, uint insns_offset,
     }
     set_error(&e, VTA_ERR_DEADLOCK, best, arg);
   }
-  if (e.error == VTA_ERR_NONE && !finished) set_error(&e, VTA_ERR_NO_FINISH, insn_count, 0u);
+  if (e.error == VTA_ERR_NONE && !finished) set_error(&e, VTA_ERR_FINISH, insn_count, 0u);
 
 #ifndef VTA_ONCHIP
   scratch[CTRL_ERROR] = e.error;
   scratch[CTRL_ERROR_INDEX] = e.error_index;
   scratch[CTRL_ERROR_ARG] = e.error_arg;
   scratch[CTRL_EXECUTED] = executed;
-  scratch[CTRL_N_LOAD] = n_stage[0];
-  scratch[CTRL_N_COMPUTE] = n_stage[1];
-  scratch[CTRL_N_STORE] = n_stage[2];
+  scratch[CTRL_N_LOAD] = n_stage[STAGE_LOAD];
+  scratch[CTRL_N_COMPUTE] = n_stage[STAGE_COMPUTE];
+  scratch[CTRL_N_STORE] = n_stage[STAGE_STORE];
   scratch[CTRL_GEMM_ITERS_LO] = (uint)gemm_iters;
   scratch[CTRL_GEMM_ITERS_HI] = (uint)(gemm_iters >> 32);
   scratch[CTRL_ALU_ITERS_LO] = (uint)alu_iters;
   scratch[CTRL_ALU_ITERS_HI] = (uint)(alu_iters >> 32);
   scratch[CTRL_PASSES] = passes;
   mem_fence(CLK_GLOBAL_MEM_FENCE);
-  scratch[CTRL_STATUS] = e.error == VTA_ERR_NONE ? 1u : 2u;
+  scratch[CTRL_STATUS] = e.error == VTA_ERR_NONE ? VTA_STATUS_DONE : VTA_STATUS_ERROR;
 #endif
 }

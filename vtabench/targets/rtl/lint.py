@@ -26,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+from vtabench.hwgen.contracts import SV_PACKAGES
 from vtabench.targets.rtl.verilator import HDL_DIR as HDL
 from vtabench.targets.rtl.verilator import setup_verilator_env
 from vtabench.targets.workdirs import build_root
@@ -34,10 +35,9 @@ CONFIGS = ("default", "cloud32", "cloud64")
 
 
 def rtl_files() -> tuple[list[Path], list[Path]]:
-    """(packages other than vta_pkg, module files) of hdl/, sorted."""
-    pkgs = sorted(p for p in HDL.glob("*_pkg.sv"))
+    """(the contract packages of hdl/gen/, the module files of hdl/ sorted)."""
     mods = sorted(p for p in HDL.glob("*.sv") if not p.name.endswith("_pkg.sv"))
-    return pkgs, mods
+    return list(SV_PACKAGES), mods
 
 
 def module_name(path: Path) -> str:
@@ -73,7 +73,8 @@ def yosys_copy(cfg: str) -> list[Path]:
         shutil.rmtree(out)
     out.mkdir(parents=True)
     pkgs, mods = rtl_files()
-    files = [HDL / "gen" / cfg / "vta_pkg.sv"] + pkgs + mods + sorted((HDL / "gen").glob("*.sv"))
+    gen_mods = sorted(p for p in (HDL / "gen").glob("*.sv") if p not in pkgs)
+    files = [HDL / "gen" / cfg / "vta_pkg.sv"] + pkgs + mods + gen_mods
     rel = []
     for f in files:
         text = f.read_text()

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vtabench.hwgen.constants import sv_package
+from vtabench.hwgen.contracts import SV_PACKAGES
 from vtabench.spec.config import Config
 from vtabench.targets.workdirs import build_root
 
@@ -120,9 +121,9 @@ def setup_verilator_env() -> None:
 
 
 def core_sources(stub: bool = False, hdl_dir: Path = HDL_DIR) -> list[Path]:
-    """The core's SystemVerilog files named on the Verilator command line (packages first, then
-    the top ``vta_core.sv``); the other modules are found by name in hdl/ (``-y hdl``), so files
-    of other tops there (the shell) are not compiled into the core bench.
+    """The core's SystemVerilog files named on the Verilator command line (the contract packages
+    of hdl/gen/ first, then the top ``vta_core.sv``); the other modules are found by name in hdl/
+    (``-y hdl``), so files of other tops there (the shell) are not compiled into the core bench.
 
     A file list ``hdl/files.f`` (one path per line, relative to hdl/, ``#`` comments), when
     present, gives the files and their order instead. ``stub`` selects the stand-in core of the
@@ -138,8 +139,7 @@ def core_sources(stub: bool = False, hdl_dir: Path = HDL_DIR) -> list[Path]:
             if line and not line.startswith(("+", "-")):
                 files.append((hdl_dir / line).resolve())
         return [f for f in files if f.name != "vta_pkg.sv"]
-    pkgs = sorted(p for p in hdl_dir.glob("*_pkg.sv"))
-    return pkgs + [hdl_dir / "vta_core.sv"]
+    return [*SV_PACKAGES, hdl_dir / "vta_core.sv"]
 
 
 def hashed_rtl_files(hdl_dir: Path = HDL_DIR) -> list[Path]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from vtabench.spec.isa.layout import AluOp, MemType, Opcode, mem_depth
-from vtabench.spec.tokens import Stage, stage_of
+from vtabench.spec.tokens import POP_QUEUES, PUSH_QUEUES, Stage, stage_of
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
@@ -24,12 +24,8 @@ PADDED_MEMS = (MemType.INP, MemType.ACC, MemType.ACC_8BIT)
 LOADED_MEMS = (MemType.UOP, MemType.WGT, MemType.INP, MemType.ACC, MemType.ACC_8BIT)
 SIGNS = ("neg", "zero", "pos")
 SHIFT_CLASSES = ("right_0_31", "right_ge_32", "left_1_31", "left_ge_32")
-#: Token flags legal per stage (docs/isa.md section 3).
-STAGE_FLAGS = {
-    Stage.LOAD: ("pop_next_dep", "push_next_dep"),
-    Stage.COMPUTE: ("pop_prev_dep", "pop_next_dep", "push_prev_dep", "push_next_dep"),
-    Stage.STORE: ("pop_prev_dep", "push_prev_dep"),
-}
+#: Token flags legal per stage (docs/isa.md section 3): its pops, then its pushes.
+STAGE_FLAGS = {s: tuple(f for st, f in [*POP_QUEUES, *PUSH_QUEUES] if st == s) for s in Stage}
 LOOP_SHAPES = ("single", "iter_out", "iter_in", "both_loops", "multi_uop")
 
 

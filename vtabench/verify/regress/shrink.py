@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
+from vtabench.spec.contracts.stages import QUEUE_ENDS
 from vtabench.spec.isa.insn import Insn
 from vtabench.spec.isa.layout import MemType, Opcode
 from vtabench.spec.tokens import Stage, stage_of
@@ -37,10 +38,7 @@ if TYPE_CHECKING:
 FailsBatch = Callable[[Sequence[list[Insn]]], list[bool]]
 FLAGS = ("pop_prev_dep", "pop_next_dep", "push_prev_dep", "push_next_dep")
 #: (pushing stage, push flag, popping stage, pop flag) of each token queue.
-QUEUES = ((Stage.LOAD, "push_next_dep", Stage.COMPUTE, "pop_prev_dep"),
-          (Stage.COMPUTE, "push_prev_dep", Stage.LOAD, "pop_next_dep"),
-          (Stage.COMPUTE, "push_next_dep", Stage.STORE, "pop_prev_dep"),
-          (Stage.STORE, "push_prev_dep", Stage.COMPUTE, "pop_next_dep"))
+QUEUES = tuple(QUEUE_ENDS.values())
 #: Field shrink steps: each maps an instruction to a smaller candidate (or None).
 FIELD_STEPS: tuple[tuple[str, Callable[[Insn], Insn | None]], ...] = (
     ("y_size->1", lambda i: replace(i, y_size=1) if i.y_size > 1 else None),

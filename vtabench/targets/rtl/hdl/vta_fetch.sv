@@ -6,7 +6,7 @@
 // memory type, the token flags a stage must not use, ALU opcode / reset_reg, and the
 // FINISH rule (exactly once, last, no other field set); the first violation is reported
 // in err_o / err_idx_o and fetch stops.
-module vta_fetch import vta_pkg::*; import vta_err_pkg::*; #(
+module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg::*; #(
   parameter int unsigned AxiAddrWidth = 64,
   parameter int unsigned BusBytes     = 64,
   localparam int unsigned Aw          = AxiAddrWidth,
@@ -100,7 +100,7 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; #(
   logic [INSN_WIDTH-1:0] insn;
   logic [2:0]  opcode, mtype, aluop;
   logic        pop_prev, pop_next, push_prev, push_next, reset_reg;
-  logic [1:0]  target;                     // 0 load, 1 compute, 2 store
+  logic [STAGE_WIDTH-1:0] target;          // the stage the instruction goes to
   logic [7:0]  dec_err;
   logic        last, lane_last, route, tgt_ready;
   logic [Aw-1:0] cur_addr;                 // byte address of instruction idx_q
@@ -120,41 +120,41 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; #(
     reset_reg = insn[ALU_RESET_REG_LSB];
     last      = (idx_q + 32'd1 == count_q);
     lane_last = (lane == 32'(InsnPerBeat - 1)) || last;
-    target    = 2'd1;
+    target    = STAGE_COMPUTE;
     dec_err   = ERR_NONE;
     case (opcode)
       3'(OPCODE_LOAD): begin
         if (mtype == 3'(MEM_ID_INP) || mtype == 3'(MEM_ID_WGT)) begin
-          target = 2'd0;
+          target = STAGE_LOAD;
           if (pop_prev || push_prev) dec_err = ERR_MEM_TYPE;
         end else if (mtype == 3'(MEM_ID_UOP) || mtype == 3'(MEM_ID_ACC) ||
                      mtype == 3'(MEM_ID_ACC_8BIT)) begin
-          target = 2'd1;
+          target = STAGE_COMPUTE;
         end else begin
           dec_err = ERR_MEM_TYPE;
         end
       end
       3'(OPCODE_STORE): begin
-        target = 2'd2;
+        target = STAGE_STORE;
         if (mtype != 3'(MEM_ID_OUT)) dec_err = ERR_MEM_TYPE;
         else if (pop_next || push_next) dec_err = ERR_MEM_TYPE;
       end
-      3'(OPCODE_GEMM): target = 2'd1;
+      3'(OPCODE_GEMM): target = STAGE_COMPUTE;
       3'(OPCODE_ALU): begin
-        target = 2'd1;
+        target = STAGE_COMPUTE;
         if (aluop > 3'(ALU_OPCODE_MUL) || reset_reg) dec_err = ERR_ALU_OP;
       end
       3'(OPCODE_FINISH): begin
-        target = 2'd1;
+        target = STAGE_COMPUTE;
         if (!last || (insn[INSN_WIDTH-1:3] != '0)) dec_err = ERR_FINISH;
       end
       default: dec_err = ERR_OPCODE;
     endcase
     if (dec_err == ERR_NONE && last && opcode != 3'(OPCODE_FINISH)) dec_err = ERR_FINISH;
     case (target)
-      2'd0:    tgt_ready = ld_ready_i;
-      2'd2:    tgt_ready = st_ready_i;
-      default: tgt_ready = cp_ready_i;
+      STAGE_LOAD:  tgt_ready = ld_ready_i;
+      STAGE_STORE: tgt_ready = st_ready_i;
+      default:     tgt_ready = cp_ready_i;
     endcase
     route = act_q && !halt_i && (err_q == ERR_NONE) && bf_valid && (idx_q < count_q) &&
             (dec_err == ERR_NONE) && tgt_ready;
@@ -162,9 +162,9 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; #(
 
   assign bf_pop     = route && lane_last;
   assign q_data_o   = {idx_q, insn};
-  assign ld_valid_o = route && (target == 2'd0);
-  assign cp_valid_o = route && (target == 2'd1);
-  assign st_valid_o = route && (target == 2'd2);
+  assign ld_valid_o = route && (target == STAGE_LOAD);
+  assign cp_valid_o = route && (target == STAGE_COMPUTE);
+  assign st_valid_o = route && (target == STAGE_STORE);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin

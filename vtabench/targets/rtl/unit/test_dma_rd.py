@@ -18,13 +18,15 @@ import numpy as np
 
 from vtabench.targets.rtl.unit.clocked_tb import ClockedTB, params, val
 from vtabench.spec.config import load_config
+from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.isa import Insn, MemType, Opcode, encode_program, mem_depth, mem_elem_bytes
 
 BUS = 64
 WIN = params().get("WinBytes", BUS)   # buffer write window (4 beats: the compute stage's DMA)
 DRAM_OFF = 0x2000
 DRAM_BYTES = 1 << 18
-ERR_MEM_TYPE, ERR_SRAM_LOAD, ERR_SRAM_UOP, ERR_DRAM_RANGE = 0x02, 0x10, 0x12, 0x20
+ERR_MEM_TYPE, ERR_SRAM_LOAD, ERR_SRAM_UOP, ERR_DRAM_RANGE = (
+    ErrorCode.MEM_TYPE, ErrorCode.SRAM_LOAD, ErrorCode.SRAM_UOP, ErrorCode.DRAM_RANGE)
 
 
 class DmaTB(ClockedTB):
