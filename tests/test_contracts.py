@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from vtabench.hwgen import contracts, errors, ocl_control, stages
+from vtabench.hwgen import contracts
+from vtabench.hwgen import error_views as errors
+from vtabench.hwgen import ocl_control_views as ocl_control
+from vtabench.hwgen import stage_views as stages
 from vtabench.hwgen.contract_data import ContractError
 from vtabench.hwgen.paths import OPENCL_GEN_DIR
 from vtabench.spec.config import load_config

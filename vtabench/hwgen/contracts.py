@@ -1,6 +1,6 @@
 """The contracts between languages besides the register map (:mod:`.regmap`): error codes
-(:mod:`.errors`), the OpenCL control block (:mod:`.ocl_control`), stage and queue ids
-(:mod:`.stages`). Each generator reads its data file in spec/contracts/ and renders its views;
+(:mod:`.error_views`), the OpenCL control block (:mod:`.ocl_control_views`), stage and queue
+ids (:mod:`.stage_views`). Each generator reads its data file in spec/contracts/ and renders its views;
 this module places them:
 
 - one SV package per contract the RTL uses, in targets/rtl/hdl/gen/ (:data:`SV_PACKAGES`, which
@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vtabench.hwgen import errors, ocl_control, stages
+from vtabench.hwgen import error_views as errors
+from vtabench.hwgen import ocl_control_views as ocl_control
+from vtabench.hwgen import stage_views as stages
 from vtabench.hwgen.contract_data import CONTRACTS_DIR
 from vtabench.hwgen.paths import DOCS_DIR, OPENCL_GEN_DIR, RTL_GEN_DIR
 from vtabench.hwgen.render import render
