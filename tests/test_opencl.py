@@ -36,6 +36,8 @@ from vtabench.drivers import opencl_backend as ob  # noqa: E402
 from vtabench.drivers.api import run_program  # noqa: E402
 from vtabench.fsim import Fsim  # noqa: E402
 
+pytestmark = pytest.mark.opencl
+
 CONFIGS = ("default", "cloud32")
 PLATFORM = os.environ.get("VTA_TEST_OPENCL_PLATFORM", "Portable")
 N_RACY = 40

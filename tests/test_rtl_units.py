@@ -17,6 +17,8 @@ from vtabench.targets.rtl.verilator import HDL_DIR as HDL
 from vtabench.targets.rtl.verilator import setup_verilator_env
 from vtabench.targets.workdirs import build_root
 
+pytestmark = pytest.mark.rtl
+
 BUILD = build_root() / "units"
 
 
@@ -69,6 +71,7 @@ def run_unit(name: str, seed: int | None = None) -> None:
     runner.build(sources=[str(s) for s in sources], hdl_toplevel=top, parameters=params,
                  build_dir=str(bdir), build_args=["-Wno-fatal", "-O2"], always=False)
     results = bdir / "results.xml"
+    results.unlink(missing_ok=True)  # a crashed run must not pass on the last run's results
     env = {"UNIT_PARAMS": json.dumps(params)}
     if seed is not None:
         env["COCOTB_RANDOM_SEED"] = str(seed)
@@ -76,8 +79,10 @@ def run_unit(name: str, seed: int | None = None) -> None:
                 build_dir=str(bdir), test_dir=str(bdir), results_xml=str(results),
                 extra_env=env, seed=seed)
     # the runner raises on failure in recent cocotb; check the results file as well
-    root = ET.parse(results).getroot()
-    fails = [tc.get("name") for tc in root.iter("testcase")
+    assert results.exists(), f"{name}: the bench wrote no {results} (seed {seed})"
+    cases = list(ET.parse(results).getroot().iter("testcase"))
+    assert cases, f"{name}: no cocotb test ran (see {results})"
+    fails = [tc.get("name") for tc in cases
              if tc.find("failure") is not None or tc.find("error") is not None]
     assert not fails, f"{name}: failing tests {fails} (see {results}; seed {seed})"
 
