@@ -34,6 +34,10 @@ HERE = Path(__file__).resolve().parent
 HDL_DIR = HERE / "hdl"
 TB_HDL_DIR = HERE / "bench" / "hdl"
 DRAM_CPP = HERE / "bench" / "csrc" / "dram.cpp"
+#: The pipeline event log (docs/visualize.md): bound into every vta_core of a bench (not the
+#: DRAM self-test's stand-in core); writes only when the simulator gets +vta_trace=FILE.
+TRACE_HDL = (TB_HDL_DIR / "vta_trace_log.sv", TB_HDL_DIR / "vta_trace_bind.sv")
+TRACE_CPP = HERE / "bench" / "csrc" / "trace.cpp"
 BUILD_ROOT = build_root() / "rtl"
 TOPLEVEL = "vta_tb_top"
 #: Bump when the build recipe changes in a way the hashed inputs do not show.
@@ -170,6 +174,7 @@ def _build_args(waves: bool, coverage: bool = False) -> list[str]:
         "-CFLAGS", WAVES_CXX_OPT if waves else CXX_OPT,
         "-CFLAGS", "-std=c++17",
         str(DRAM_CPP),
+        str(TRACE_CPP),
     ]
     if waves:
         args += (["--trace-fst"] if waves_format() == "fst" else []) + ["--trace-structs"]
@@ -253,7 +258,8 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
         if not pkg.exists() or pkg.read_text() != text:
             pkg.write_text(text)
         hdl_dir = mutation.apply(bdir / "mutant_hdl") if mutation else HDL_DIR
-        sources = [pkg] + core_sources(stub, hdl_dir) + list(bench.files)
+        sources = ([pkg] + core_sources(stub, hdl_dir) + ([] if stub else list(TRACE_HDL))
+                   + list(bench.files))
         if PUBLIC != "all":
             sources.append(bench.public_vlt)
         missing = [str(s) for s in sources if not s.exists()]
@@ -263,7 +269,7 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
                                                                  "+libext+.sv"])
         hashed = sources + ([] if stub else [f for f in hashed_rtl_files(hdl_dir)
                                              if f not in sources])
-        digest = _hash_inputs(hashed + [DRAM_CPP], json.dumps(
+        digest = _hash_inputs(hashed + [DRAM_CPP, TRACE_CPP], json.dumps(
             [RECIPE_VERSION, args, _tool_versions(), cfg.as_dict(), PUBLIC, bench.toplevel]))
         stamp = bdir / "stamp.json"
         exe = bdir / bench.toplevel

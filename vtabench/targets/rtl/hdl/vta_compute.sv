@@ -50,6 +50,11 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   output logic                          acc_wr_o,
   output logic [7:0]                    err_o,
   output logic [31:0]                   err_idx_o,
+  // trace (observation only): waiting for l2g / s2g tokens, for room in g2l / g2s, for memory
+  // (executing a LOAD, no buffer write this cycle)
+  output logic                          pop_wait_o,
+  output logic                          push_wait_o,
+  output logic                          mem_wait_o,
   // memory engine read client
   output logic                          req_valid_o,
   input  logic                          req_ready_i,
@@ -439,5 +444,9 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   assign finish_o  = finish_q;
   assign err_o     = err_q;
   assign err_idx_o = idx_q;
+
+  assign pop_wait_o  = (state_q == S_POP) && !tokens_ok;
+  assign push_wait_o = (state_q == S_PUSH) && !push_ok;
+  assign mem_wait_o  = (state_q == S_LOAD) && !dma_w;
 
 endmodule : vta_compute

@@ -7,7 +7,7 @@
 // launch_i starts a run (ignored while busy); done_o rises when FINISH has executed, the
 // load and store stages have drained and every write is acknowledged, or, after an
 // error (error_o != 0), when the AXI master is quiet. See docs/rtl.md.
-module vta_core import vta_pkg::*; import vta_err_pkg::*; #(
+module vta_core import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg::*; #(
   parameter int unsigned AxiAddrWidth = 64,
   parameter int unsigned AxiDataWidth = 512,
   parameter int unsigned AxiIdWidth   = 4
@@ -31,6 +31,16 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; #(
   output logic [31:0]               compute_insns_o,
   output logic [31:0]               store_insns_o,
   output logic [31:0]               acc_writes_o,
+  // pipeline trace, observation only (the benches' event log reads it; docs/visualize.md);
+  // each [2:0] vector is indexed by stage id (STAGE_LOAD, STAGE_COMPUTE, STAGE_STORE)
+  output logic [32+INSN_WIDTH-1:0]  trace_cmd_o,        // {index, instruction} fetch routes
+  output logic [2:0]                trace_dispatch_o,   // that stage's queue took trace_cmd_o
+  output logic [2:0]                trace_take_o,       // the stage took its next instruction
+  output logic [2:0]                trace_retire_o,     // the stage retired trace_idx_o
+  output logic [2:0][31:0]          trace_idx_o,        // index of the stage's instruction
+  output logic [2:0]                trace_pop_wait_o,   // waiting for a token
+  output logic [2:0]                trace_push_wait_o,  // waiting for room to push a token
+  output logic [2:0]                trace_mem_wait_o,   // in a LOAD / STORE, no data moved
   // AXI4 master
   output logic [AxiIdWidth-1:0]     m_axi_arid_o,
   output logic [AxiAddrWidth-1:0]   m_axi_araddr_o,
@@ -353,6 +363,9 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; #(
     .retire_o    (ld_retire),
     .err_o       (ld_err),
     .err_idx_o   (ld_err_idx),
+    .pop_wait_o  (trace_pop_wait_o[STAGE_LOAD]),
+    .push_wait_o (trace_push_wait_o[STAGE_LOAD]),
+    .mem_wait_o  (trace_mem_wait_o[STAGE_LOAD]),
     .req_valid_o (rd_req_valid[2]),
     .req_ready_i (rd_req_ready[2]),
     .req_addr_o  (rd_req_addr[2]),
@@ -395,6 +408,9 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; #(
     .acc_wr_o     (cp_acc_wr),
     .err_o        (cp_err),
     .err_idx_o    (cp_err_idx),
+    .pop_wait_o   (trace_pop_wait_o[STAGE_COMPUTE]),
+    .push_wait_o  (trace_push_wait_o[STAGE_COMPUTE]),
+    .mem_wait_o   (trace_mem_wait_o[STAGE_COMPUTE]),
     .req_valid_o  (rd_req_valid[1]),
     .req_ready_i  (rd_req_ready[1]),
     .req_addr_o   (rd_req_addr[1]),
@@ -443,6 +459,9 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; #(
     .retire_o    (st_retire),
     .err_o       (st_err),
     .err_idx_o   (st_err_idx),
+    .pop_wait_o  (trace_pop_wait_o[STAGE_STORE]),
+    .push_wait_o (trace_push_wait_o[STAGE_STORE]),
+    .mem_wait_o  (trace_mem_wait_o[STAGE_STORE]),
     .out_addr_o  (out_addr),
     .out_data_i  (out_data),
     .req_valid_o (wr_req_valid),
@@ -549,5 +568,19 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; #(
   assign compute_insns_o = perf_q.compute_insns;
   assign store_insns_o   = perf_q.store_insns;
   assign acc_writes_o    = perf_q.acc_writes;
+
+  assign trace_cmd_o                     = fq_data;
+  assign trace_dispatch_o[STAGE_LOAD]    = f_ld_valid && f_ld_ready;
+  assign trace_dispatch_o[STAGE_COMPUTE] = f_cp_valid && f_cp_ready;
+  assign trace_dispatch_o[STAGE_STORE]   = f_st_valid && f_st_ready;
+  assign trace_take_o[STAGE_LOAD]        = ld_cmd_valid && ld_cmd_ready;
+  assign trace_take_o[STAGE_COMPUTE]     = cp_cmd_valid && cp_cmd_ready;
+  assign trace_take_o[STAGE_STORE]       = st_cmd_valid && st_cmd_ready;
+  assign trace_retire_o[STAGE_LOAD]      = ld_retire;
+  assign trace_retire_o[STAGE_COMPUTE]   = cp_retire;
+  assign trace_retire_o[STAGE_STORE]     = st_retire;
+  assign trace_idx_o[STAGE_LOAD]         = ld_err_idx;
+  assign trace_idx_o[STAGE_COMPUTE]      = cp_err_idx;
+  assign trace_idx_o[STAGE_STORE]        = st_err_idx;
 
 endmodule : vta_core

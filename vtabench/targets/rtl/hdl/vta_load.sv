@@ -29,6 +29,11 @@ module vta_load import vta_pkg::*; import vta_err_pkg::*; #(
   output logic                retire_o,
   output logic [7:0]          err_o,
   output logic [31:0]         err_idx_o,
+  // trace (observation only): waiting for a g2l token, for room in l2g, for memory (executing,
+  // no buffer write this cycle)
+  output logic                pop_wait_o,
+  output logic                push_wait_o,
+  output logic                mem_wait_o,
   // memory engine read client
   output logic                req_valid_o,
   input  logic                req_ready_i,
@@ -158,5 +163,9 @@ module vta_load import vta_pkg::*; import vta_err_pkg::*; #(
   assign busy_o    = (state_q != S_IDLE) || dma_busy;
   assign err_o     = err_q;
   assign err_idx_o = idx_q;
+
+  assign pop_wait_o  = (state_q == S_POP) && pop_next && !g2l_valid_i;
+  assign push_wait_o = (state_q == S_PUSH) && push_next && !l2g_ready_i;
+  assign mem_wait_o  = (state_q == S_EXEC) && !w_valid;
 
 endmodule : vta_load

@@ -31,6 +31,11 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   output logic                retire_o,
   output logic [7:0]          err_o,
   output logic [31:0]         err_idx_o,
+  // trace (observation only): waiting for a g2s token, for room in s2g, for memory (copying,
+  // no W beat accepted this cycle)
+  output logic                pop_wait_o,
+  output logic                push_wait_o,
+  output logic                mem_wait_o,
   // out buffer window read (1-cycle latency)
   output logic [31:0]         out_addr_o,
   input  logic [BusW-1:0]     out_data_i,
@@ -240,6 +245,10 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   assign busy_o    = (state_q != S_IDLE);
   assign err_o     = err_q;
   assign err_idx_o = idx_q;
+
+  assign pop_wait_o  = (state_q == S_POP) && pop_prev && !g2s_valid_i;
+  assign push_wait_o = (state_q == S_PUSH) && push_prev && !s2g_ready_i;
+  assign mem_wait_o  = (state_q == S_RUN) && !(w_valid_o && w_ready_i);
 
   logic unused;
   assign unused = wf_ready;
