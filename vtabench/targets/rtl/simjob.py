@@ -184,14 +184,16 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
               validate: bool = True, quiet: bool = False, stub: bool = False,
               knobs: dict[str, int] | None = None, keep: bool = False,
               coverage: Path | None = None, mutation: Mutation | None = None,
-              **opts: Any) -> list[dict[str, Any]]:
+              trace: Path | None = None, **opts: Any) -> list[dict[str, Any]]:
     """Run ``programs`` in one simulator process; returns one stats dict per program.
 
     seed: the DRAM model's back-pressure seed (and COCOTB_RANDOM_SEED); random when None, always
     printed. waves: True or a path: write an FST there (default results/waves/<config>-<seed>.fst)
     and print its path. timeout_s: wall-clock limit per program (the cycle limit is
     estimate_cycles, or a program's max_cycles). knobs: DRAM model settings for every program
-    (see DRAM_KNOBS); a program's own knobs override them. validate: run vtabench.spec.validate first
+    (see DRAM_KNOBS); a program's own knobs override them. trace: write the pipeline event log
+    of the batch there, one run per program (vtabench.report.trace; docs/visualize.md).
+    validate: run vtabench.spec.validate first
     (False feeds the core unchecked programs). Raises RtlRunError when the simulator gave no result;
     a program that ends with an error code or a timeout is reported in its stats ("state").
     """
@@ -250,7 +252,8 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
         fst = waves_file(waves, f"{cfg.name}-{seed}.fst")
         wall = sim.simulate(b, "vtabench.targets.rtl.bench.core_bench", seed=seed, fst=fst,
                             plusargs=[f"+vta_job={job_dir / 'job.json'}",
-                                      f"+dram_file={dram_file}"])
+                                      f"+dram_file={dram_file}"]
+                            + ([f"+vta_trace={Path(trace).resolve()}"] if trace else []))
 
         results: list[dict[str, Any]] = []
         rpath = Path(job["results"])
