@@ -129,7 +129,7 @@ def _run_through_api(target: str, cfg, prog, **opts) -> np.ndarray:  # type: ign
         return dev.read(base, prog.dram.size)
 
 
-@pytest.mark.parametrize("target", ["fsim", "opencl"])
+@pytest.mark.parametrize("target", ["fsim", "opencl", "rtl"])
 def test_backend_runs_program(target: str) -> None:
     cfg = load_config("default")
     prog = gemm_tiled(cfg, 16, 4, 4)
@@ -139,7 +139,7 @@ def test_backend_runs_program(target: str) -> None:
     assert np.array_equal(got, ref)
 
 
-@pytest.mark.parametrize("target", ["fsim", "opencl"])
+@pytest.mark.parametrize("target", ["fsim", "opencl", "rtl"])
 def test_backend_memory_errors(target: str) -> None:
     cfg = load_config("default")
     dev = open_device(target, cfg, mem_bytes=1 << 16)
@@ -162,6 +162,40 @@ def test_backend_memory_errors(target: str) -> None:
 def test_open_unknown_target() -> None:
     with pytest.raises(DeviceError, match="unknown target 'gpu'"):
         open_device("gpu", "default")
+
+
+def test_target_table_resolves_every_target() -> None:
+    """Every entry of the one target table names importable pieces; run_programs goes through
+    it (the regression's way to a target)."""
+    from vtabench.drivers.api import BACKENDS, resolve, run_programs
+
+    for name, t in BACKENDS.items():
+        for ref in (t.device, t.batch, t.server):
+            if ref is not None:
+                assert callable(resolve(ref)), f"{name}: {ref}"
+    cfg = load_config("default")
+    prog = gemm_tiled(cfg, 16, 4, 4)
+    ref = prog.dram.copy()
+    Fsim(cfg).run(prog.insns, ref)
+    img = prog.dram.copy()
+    assert run_programs("fsim", cfg, [("p", prog.insns, img)]) == [None]
+    assert np.array_equal(img, ref)
+
+
+def test_device_errors_cross_processes_with_their_attributes() -> None:
+    """The rtl driver's exceptions pickle with their attributes (a regression worker, a Dask
+    task), TimeoutError subclasses included."""
+    import pickle
+
+    from vtabench.drivers import RunTimeoutError
+    from vtabench.drivers.rtl.errors import DeviceRunError, DmaTimeoutError
+
+    for exc in (DmaTimeoutError("late", "h2d", 64, 128, 0, {"STATUS": 2}),
+                DeviceRunError("bad", 1, 7, {"ERROR_CODE": 1}),
+                RunTimeoutError("slow", 2.5, {"STATUS": 1})):
+        back = pickle.loads(pickle.dumps(exc))
+        assert type(back) is type(exc) and back.args == exc.args
+        assert back.__dict__ == exc.__dict__
 
 
 def test_fsim_backend_directed_programs() -> None:

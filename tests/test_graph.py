@@ -327,14 +327,16 @@ def test_fallback_non_power_of_two_scale(cfg):
     assert (np.abs(r.outputs[1] - o[1]) / 2.0 ** -3).max() <= 1.0 + 1e-6
 
 
-def test_relax_vm_call_dps_packed(small, cfg):
+@pytest.mark.parametrize("target", TARGETS)
+def test_relax_vm_call_dps_packed(small, cfg, target):
     """The package as one Relax function: CPU waves as Relax functions, each VTA wave a
-    call_dps_packed to a registered global function; same outputs and device traffic."""
+    call_dps_packed to a registered global function; same outputs and device traffic on every
+    target."""
     from vtabench.graph.relax_vm import RelaxVMRunner
     from vtabench.drivers import open_device
 
     _, x, pkg, ref = small
-    with open_device("fsim", cfg, pkg.mem_bytes) as dev:
+    with open_device(target, cfg, pkg.mem_bytes) as dev:
         vm = RelaxVMRunner(pkg, dev)
         assert "call_dps_packed" in vm.mod["main"].script()
         c0 = vm.ex.dev.counts.snapshot()

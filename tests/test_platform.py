@@ -1,24 +1,30 @@
-"""PCIe platform model and the rtl driver backend.
+"""PCIe platform model and the rtl driver (the simulated card as a device).
 
 - The cost model (presets, packets, arithmetic) and the fault plan, in pure Python.
 - The same programs through the driver API on fsim and on the RTL (VTA shell behind the modeled
-  PCIe link) give the same memory images.
-- Every injected fault gives its documented exception or recovery, and buffers that were not the
-  target of the fault keep their data.
+  PCIe link, a simulator process per device) give the same memory images; two devices of two
+  configurations in one process; no simulator process outlives its device; a simulator that dies
+  is a clear DeviceError.
+- Through ``vtabench serve`` + ``attach``: every injected fault (armed from this process) gives
+  its documented exception or recovery, and buffers that were not the target of the fault keep
+  their data; a lost device and a configuration mismatch are refused at open.
 
 The simulator tests share one build per configuration (build/rtl/<config>-pcie) and run each
-group of scenarios in one simulator process (module-scoped fixtures).
+group of scenarios on one device (module-scoped fixtures).
 """
 
 from __future__ import annotations
 
 import math
+import os
+import signal
 
 import numpy as np
 import pytest
 from vtabench.targets.rtl.platform.faults import FaultPlan
 from vtabench.targets.rtl.platform.link import D2H, H2D, PRESETS, LinkModel, preset
 
+from vtabench.drivers import DeviceError
 from vtabench.spec.config import load_config
 from vtabench.spec.contracts.errors import ErrorCode
 from dense_layers import gemm_layer
@@ -91,13 +97,6 @@ def test_format_pcie():
     assert "device->host 64 B in 1 DMA(s), 1.0 us" in line and "MSI 0 (0 lost)" in line
 
 
-def test_rtl_target_outside_simulator_is_a_clear_error():
-    from vtabench.drivers import DeviceError, open_device
-
-    with pytest.raises(DeviceError, match="run_in_simulator"):
-        open_device("rtl", "default")
-
-
 def test_fault_plan_selection():
     f = FaultPlan()
     f.dma_error(direction=D2H)
@@ -136,24 +135,26 @@ def _programs(cfg):  # type: ignore[no-untyped-def]
     return [(p.name, encode_program(cfg, p.insns), p.dram) for p in directed_programs(cfg)]
 
 
-def _run_programs(target: str, cfg, progs, dev_opts=None):  # type: ignore[no-untyped-def]
-    """Runs on any target through the driver API: image at 0, instructions after it."""
-    from vtabench.drivers import open_device
-
+def _run_programs(dev, progs):  # type: ignore[no-untyped-def]
+    """Runs on an open device of any target: image at 0, instructions after it."""
     outs = []
-    with open_device(target, cfg, mem_bytes=1 << 20, **(dev_opts or {})) as dev:
-        for name, code, dram in progs:
-            base = dev.alloc(dram.size, align=4096)
-            assert base == 0
-            ia = dev.alloc(len(code), align=4096)
-            dev.write(base, dram)
-            dev.write(ia, np.frombuffer(code, np.uint8))
-            res = dev.run(ia, len(code) // 16, timeout_s=120)
-            outs.append((name, dev.read(base, dram.size), res.stats))
-            dev.free(base)
-            dev.free(ia)
-        pcie = dev.pcie_stats() if target == "rtl" else {}
-    return outs, pcie
+    for name, code, dram in progs:
+        base = dev.alloc(dram.size, align=4096)
+        assert base == 0
+        ia = dev.alloc(len(code), align=4096)
+        dev.write(base, dram)
+        dev.write(ia, np.frombuffer(code, np.uint8))
+        res = dev.run(ia, len(code) // 16, timeout_s=120)
+        outs.append((name, dev.read(base, dram.size), res.stats))
+        dev.free(base)
+        dev.free(ia)
+    return outs
+
+
+def _alive(pid: int) -> bool:
+    from vtabench.drivers.rtl.server import alive
+
+    return alive(pid)
 
 
 @pytest.fixture(scope="module")
@@ -162,19 +163,28 @@ def cfg():  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
-def rtl_runs(cfg):  # type: ignore[no-untyped-def]
-    from vtabench.drivers.rtl_backend import run_in_simulator
+def rtl_dev(cfg):  # type: ignore[no-untyped-def]
+    """One rtl device (a simulator started for it) for the module's run tests."""
+    from vtabench.drivers import open_device
+
+    with open_device("rtl", cfg, mem_bytes=1 << 22, link="gen3x16") as dev:
+        yield dev
+    assert not _alive(dev.sim_pid), "the simulator outlived its device"
+
+
+@pytest.mark.rtl
+def test_same_programs_fsim_and_rtl(cfg, rtl_dev):  # type: ignore[no-untyped-def]
+    from vtabench.drivers import open_device
 
     progs = _programs(cfg)
-    return progs, run_in_simulator(cfg, _run_programs, ("rtl", cfg, progs), link="gen3x16")
-
-
-def test_same_programs_fsim_and_rtl(cfg, rtl_runs):  # type: ignore[no-untyped-def]
-    progs, (rtl_outs, pcie) = rtl_runs
-    fsim_outs, _ = _run_programs("fsim", cfg, progs)
+    p0 = rtl_dev.pcie_stats()
+    rtl_outs = _run_programs(rtl_dev, progs)
+    pcie = {k: v - p0[k] for k, v in rtl_dev.pcie_stats().items() if isinstance(v, (int, float))}
+    with open_device("fsim", cfg, mem_bytes=1 << 22) as ref:
+        fsim_outs = _run_programs(ref, progs)
     assert len(rtl_outs) == len(fsim_outs) == len(progs)
-    for (name, got, st), (_, ref, _) in zip(rtl_outs, fsim_outs):
-        assert np.array_equal(got, ref), f"{name}: rtl differs from fsim"
+    for (name, got, st), (_, want, _) in zip(rtl_outs, fsim_outs, strict=True):
+        assert np.array_equal(got, want), f"{name}: rtl differs from fsim"
         assert st["completion"] == "msi" and st["cycles"] > 0
     # every program moved its image in and out plus its instructions
     img = sum(d.size for _, _, d in progs)
@@ -186,206 +196,307 @@ def test_same_programs_fsim_and_rtl(cfg, rtl_runs):  # type: ignore[no-untyped-d
     assert pcie["h2d_ns"] == pytest.approx(expect_h2d)
 
 
-# --- fault injection: one simulator run, observations checked one fault per test -------------
+@pytest.mark.rtl
+def test_two_configurations_in_one_process(cfg):  # type: ignore[no-untyped-def]
+    """Two rtl devices (default and cloud32) open at once give fsim's results; closing them
+    leaves no simulator; a simulator that dies is a DeviceError at the next request."""
+    from vtabench.drivers import open_device
+    from vtabench.drivers.rtl.errors import SimulatorGoneError
 
-def _fault_suite(cfg, prog):  # type: ignore[no-untyped-def]
-    """Runs inside the simulator. Returns what each fault did."""
-    from vtabench.drivers import RunTimeoutError, open_device
-    from vtabench.drivers.rtl_backend import (
-        DeviceLostError,
-        DeviceMismatchError,
-        DeviceRunError,
-        DmaError,
-        DmaTimeoutError,
-    )
+    cfgs = [cfg, load_config("cloud32")]
+    devs = [open_device("rtl", c, mem_bytes=1 << 20, seed=1234 + k) for k, c in enumerate(cfgs)]
+    try:
+        assert [d.seed for d in devs] == [1234, 1235]
+        assert len({d.sim_pid for d in devs}) == 2
+        for c, dev in zip(cfgs, devs, strict=True):
+            progs = _programs(c)[:3]
+            with open_device("fsim", c, mem_bytes=1 << 20) as ref:
+                want = _run_programs(ref, progs)
+            for (name, got, _), (_, exp, _) in zip(_run_programs(dev, progs), want, strict=True):
+                assert np.array_equal(got, exp), f"{c.name}/{name}: rtl differs from fsim"
+        os.kill(devs[1].sim_pid, signal.SIGKILL)
+        with pytest.raises(SimulatorGoneError, match="is gone"):
+            devs[1].read(0, 16)
+        with pytest.raises(SimulatorGoneError):  # and stays so
+            devs[1].read(0, 16)
+        assert devs[0].read(0, 16).size == 16  # the other device is not affected
+    finally:
+        for d in devs:
+            d.close()
+    assert not any(_alive(d.sim_pid) for d in devs)
+
+
+@pytest.mark.rtl
+def test_register_block_semantics(rtl_dev):  # type: ignore[no-untyped-def]
+    """BAR0 through the modeled link, raw MMIO batches from the driver's process."""
+    from vtabench.spec.contracts import regs as R
+
+    dev = rtl_dev
+    _, code, dram = _programs(dev.cfg)[0]
+    dev.allocator.reset()
+    dev.write(0, dram)
+    ia = 4096 * (dram.size // 4096 + 1)
+    dev.write(ia, np.frombuffer(code, np.uint8))
+    v = dev.mmio([("w", R.SCRATCH, 0xA5A51234), ("r", R.SCRATCH), ("r", 0xFFC),
+                  ("w", R.CYCLES, 123), ("r", R.CYCLES), ("r", R.CTRL),
+                  ("w", R.IRQ_ENABLE, 0), ("w", R.INSN_COUNT, len(code) // 16),
+                  ("w", R.INSN_BASE_LO, ia), ("w", R.CTRL, R.CTRL_LAUNCH),
+                  ("r", R.CTRL), ("w", R.SCRATCH, 0xFFFFFFFF, 0b0010), ("r", R.SCRATCH)])
+    dev.idle(50_000.0)  # let the run finish
+    w = dev.mmio([("r", R.STATUS), ("r", R.IRQ_STATUS), ("r", R.CTRL),
+                  ("w", R.IRQ_STATUS, R.IRQ_STATUS_FINISH), ("r", R.IRQ_STATUS),
+                  ("r", R.INSN_COUNT),
+                  ("w", R.IRQ_ENABLE, R.IRQ_ENABLE_FINISH | R.IRQ_ENABLE_ERROR)])
+    assert v[1] == 0xA5A51234
+    assert v[12] == 0xA5A5FF34  # WSTRB selects byte lanes
+    assert v[2] == 0xFFFFFFFF  # SLVERR reaches the host as all ones
+    assert v[4] != 123  # writes to read-only registers are ignored
+    assert v[5] & R.CTRL_LAUNCH == 0  # LAUNCH reads 0
+    assert v[10] == 0  # launched: FINISH cleared until the end of the run
+    assert w[2] == R.CTRL_FINISH and w[0] & R.STATUS_DONE
+    assert not w[0] & R.STATUS_IRQ  # status set, interrupt masked
+    assert w[1] == R.IRQ_STATUS_FINISH and w[4] == 0  # W1C
+    assert dev.take_irq() == 0  # no MSI while disabled
+    assert w[5] == len(code) // 16
+    with pytest.raises(DeviceError, match="not a 32-bit register of BAR0"):
+        dev.mmio([("r", 0x1000)])
+
+
+# --- synchronization: per layer (upstream) versus batched (cloud RFC), through the runtime ------
+
+def _dense_chain(dev, cfg, sync):  # type: ignore[no-untyped-def]
+    """Three dense layers through the runtime; returns (output, reference, syncs, host ns,
+    pcie delta)."""
+    from vtabench.runtime import Runtime
+
+    rng = np.random.default_rng(5)
+    bi, n, ks = cfg.block_in, 2, [3, 4, 2, 3]
+    x = rng.integers(-128, 128, (n, ks[0], 1, bi), dtype=np.int8)
+    ws = [rng.integers(-128, 128, (ks[k + 1], ks[k], bi, bi), dtype=np.int8) for k in range(3)]
+    dev.allocator.reset()
+    t0 = dev.modeled_ns()
+    p0 = dev.pcie_stats() if t0 is not None else {}
+    rt = Runtime(dev, sync=sync)
+    acts = [rt.alloc(x.nbytes)] + [rt.alloc(n * ks[k + 1] * bi) for k in range(3)]
+    rt.write(acts[0], x)
+    wbufs = []
+    for w in ws:
+        wbufs.append(rt.alloc(w.nbytes))
+        rt.write(wbufs[-1], w)
+    for k in range(3):
+        gemm_layer(rt, cfg, acts[k], wbufs[k], acts[k + 1], n, ks[k], ks[k + 1], 8)
+        rt.layer_end()
+    rt.sync()
+    out = rt.read(acts[-1])
+    host_ns = dev.modeled_ns() - t0 if t0 is not None else 0.0
+    p1 = dev.pcie_stats() if t0 is not None else {}
+    rt.close()
+    delta = {k: p1[k] - p0[k] for k in p1 if isinstance(p1[k], (int, float))}
+    ref = x.reshape(n, ks[0], bi).astype(np.int32)
+    for w in ws:
+        ref = (np.einsum("nki,mkoi->nmo", ref, w.astype(np.int32)) >> 8).astype(np.int8)
+        ref = ref.astype(np.int32)
+    return out, ref.astype(np.int8).reshape(-1).view(np.uint8), rt.stats.syncs, host_ns, delta
+
+
+@pytest.mark.rtl
+def test_batched_sync_fewer_syncs_less_host_time(cfg, rtl_dev):  # type: ignore[no-untyped-def]
+    from vtabench.drivers import open_device
+
+    res = {mode: _dense_chain(rtl_dev, cfg, mode) for mode in ("layer", "batch")}
+    with open_device("fsim", cfg, mem_bytes=1 << 22) as ref_dev:
+        for mode in ("layer", "batch"):
+            out, ref, _, _, _ = res[mode]
+            f_out = _dense_chain(ref_dev, cfg, mode)[0]
+            assert np.array_equal(out, ref), f"{mode}: rtl output differs from the reference"
+            assert np.array_equal(out, f_out), f"{mode}: rtl differs from fsim"
+    (_, _, s_l, t_l, p_l), (_, _, s_b, t_b, p_b) = res["layer"], res["batch"]
+    assert (s_l, s_b) == (3, 1)
+    assert p_l["msi_sent"] == 3 and p_b["msi_sent"] == 1
+    assert p_b["mmio_ns"] < p_l["mmio_ns"] and p_b["h2d_transfers"] < p_l["h2d_transfers"]
+    assert t_b < t_l, f"batched host time {t_b:.0f} ns not below per-layer {t_l:.0f} ns"
+
+
+# --- vtabench serve + attach: fault injection armed from this process -----------------------------
+
+def _fault_suite(dev, prog):  # type: ignore[no-untyped-def]
+    """Returns what each fault did."""
+    from vtabench.drivers import RunTimeoutError
+    from vtabench.drivers.rtl.errors import DeviceRunError, DmaError, DmaTimeoutError
 
     _name, code, dram = prog
     obs: dict = {}
     rng = np.random.default_rng(1)
-    with open_device("rtl", cfg, mem_bytes=1 << 20) as dev:
-        plat = dev.platform
-        base = dev.alloc(dram.size, align=4096)
-        ia = dev.alloc(len(code), align=4096)
-        a = dev.alloc(8192, align=64)
-        b = dev.alloc(8192, align=64)
-        c = dev.alloc(8192, align=64)
-        da, db, dc = (rng.integers(0, 256, 8192, dtype=np.uint8) for _ in range(3))
-        dev.write(a, da)
-        dev.write(b, db)
-        dev.write(ia, np.frombuffer(code, np.uint8))
+    base = dev.alloc(dram.size, align=4096)
+    ia = dev.alloc(len(code), align=4096)
+    a = dev.alloc(8192, align=64)
+    b = dev.alloc(8192, align=64)
+    c = dev.alloc(8192, align=64)
+    da, db, dc = (rng.integers(0, 256, 8192, dtype=np.uint8) for _ in range(3))
+    dev.write(a, da)
+    dev.write(b, db)
+    dev.write(ia, np.frombuffer(code, np.uint8))
 
-        def intact() -> bool:
-            return bool(np.array_equal(dev.read(a, 8192), da) and
-                        np.array_equal(dev.read(b, 8192), db) and
-                        np.array_equal(dev.read(ia, len(code)), np.frombuffer(code, np.uint8)))
+    def intact() -> bool:
+        return bool(np.array_equal(dev.read(a, 8192), da) and
+                    np.array_equal(dev.read(b, 8192), db) and
+                    np.array_equal(dev.read(ia, len(code)), np.frombuffer(code, np.uint8)))
 
-        def run_prog(**kw):  # type: ignore[no-untyped-def]
-            dev.write(base, dram)
-            res = dev.run(ia, len(code) // 16, **kw)
-            return dev.read(base, dram.size), res
+    def run_prog(**kw):  # type: ignore[no-untyped-def]
+        dev.write(base, dram)
+        res = dev.run(ia, len(code) // 16, **kw)
+        return dev.read(base, dram.size), res
 
-        obs["clean"] = run_prog()[0]
+    obs["clean"] = run_prog()[0]
 
-        # 0. the register block itself (BAR0 through the modeled link)
-        from vtabench.drivers.rtl_backend import _call
-
-        from vtabench.spec.contracts import regs as R
-
-        v = _call(plat.mmio, [("w", R.SCRATCH, 0xA5A51234), ("r", R.SCRATCH), ("r", 0xFFC),
-                              ("w", R.CYCLES, 123), ("r", R.CYCLES), ("r", R.CTRL),
-                              ("w", R.IRQ_ENABLE, 0), ("w", R.INSN_COUNT, len(code) // 16),
-                              ("w", R.INSN_BASE_LO, ia), ("w", R.CTRL, R.CTRL_LAUNCH),
-                              ("r", R.CTRL), ("w", R.SCRATCH, 0xFFFFFFFF, 0b0010),
-                              ("r", R.SCRATCH)])
-        _call(plat.idle, 50_000.0)  # let the run finish
-        w = _call(plat.mmio, [("r", R.STATUS), ("r", R.IRQ_STATUS), ("r", R.CTRL),
-                              ("w", R.IRQ_STATUS, R.IRQ_STATUS_FINISH), ("r", R.IRQ_STATUS),
-                              ("r", R.INSN_COUNT),
-                              ("w", R.IRQ_ENABLE, R.IRQ_ENABLE_FINISH | R.IRQ_ENABLE_ERROR)])
-        obs["regs"] = {"scratch": v[1], "unmapped": v[2], "cycles_before": v[4],
-                       "ctrl_idle": v[5], "ctrl_running": v[10], "scratch_strb": v[12],
-                       "status": w[0], "irq_status": w[1], "ctrl_done": w[2],
-                       "irq_status_cleared": w[4], "insn_count": w[5],
-                       "msi_while_disabled": plat.take_msi()}
-
-        # 1. DMA h2d error after half the bytes: DmaError; other buffers intact; retry works
-        plat.faults.dma_error(direction="h2d", after_bytes=4096)
-        try:
-            dev.write(c, dc)
-            obs["h2d_error"] = None
-        except DmaError as exc:
-            got_c = dev.read(c, 8192)
-            obs["h2d_error"] = {"type": type(exc).__name__, "direction": exc.direction,
-                                    "landed": exc.landed, "status": "STATUS" in exc.status,
-                                    "first_half": bool(np.array_equal(got_c[:4096], dc[:4096])),
-                                    "intact": intact()}
+    # 1. DMA h2d error after half the bytes: DmaError; other buffers intact; retry works
+    dev.faults.dma_error(direction="h2d", after_bytes=4096)
+    try:
         dev.write(c, dc)
-        obs["h2d_retry"] = bool(np.array_equal(dev.read(c, 8192), dc))
+        obs["h2d_error"] = None
+    except DmaError as exc:
+        got_c = dev.read(c, 8192)
+        obs["h2d_error"] = {"type": type(exc).__name__, "direction": exc.direction,
+                            "landed": exc.landed, "status": "STATUS" in exc.status,
+                            "first_half": bool(np.array_equal(got_c[:4096], dc[:4096])),
+                            "intact": intact()}
+    dev.write(c, dc)
+    obs["h2d_retry"] = bool(np.array_equal(dev.read(c, 8192), dc))
 
-        # 2. DMA d2h error: the read raises, device memory unchanged
-        plat.faults.dma_error(direction="d2h")
-        try:
-            dev.read(b, 8192)
-            obs["d2h_error"] = None
-        except DmaError as exc:
-            obs["d2h_error"] = {"type": type(exc).__name__, "direction": exc.direction,
-                                    "intact": intact()}
-
-        # 3. late DMA within the timeout: succeeds, the model time grows by the delay
-        before = plat.stats.h2d_ns
-        plat.faults.dma_late(20_000.0, direction="h2d")
-        dev.write(c, dc[::-1].copy())
-        obs["late_ok"] = {"extra_ns": plat.stats.h2d_ns - before - plat.link.dma_ns(8192, "h2d"),
-                              "data": bool(np.array_equal(dev.read(c, 8192), dc[::-1]))}
-
-        # 4. late DMA beyond the driver's DMA timeout: DmaTimeoutError, nothing lands
-        plat.faults.dma_late(10 * dev.dma_timeout_ns, direction="h2d")
-        try:
-            dev.write(c, dc)
-            obs["late_timeout"] = None
-        except DmaTimeoutError as exc:
-            obs["late_timeout"] = {"type": type(exc).__name__, "landed": exc.landed,
-                                       "timeout": isinstance(exc, TimeoutError),
-                                       "untouched": bool(np.array_equal(dev.read(c, 8192),
-                                                                     dc[::-1])),
-                                       "intact": intact()}
-
-        # 5. lost interrupt: recovered by polling, same result
-        plat.faults.lose_irq()
-        out, res = run_prog()
-        obs["lost_irq"] = {"completion": res.stats["completion"],
-                               "recovered": res.stats["irq_recovered_by_poll"],
-                               "same": bool(np.array_equal(out, obs["clean"])), "intact": intact(),
-                               "lost": plat.stats.msi_lost}
-
-        # 6. one MMIO read of STATUS returns all ones: re-read, run completes
-        plat.faults.mmio_all_ones(count=1, offset=0x48)
-        out, res = run_prog()
-        obs["mmio_ones"] = {"retries": res.stats["mmio_all_ones_retries"],
-                                "same": bool(np.array_equal(out, obs["clean"]))}
-
-        # 7. simulated-time run timeout: RunTimeoutError with the status registers; the core
-        #    keeps running, wait_idle() then a new run gives the right result
-        dev.run_timeout_ns = 500.0
-        try:
-            run_prog()
-            obs["timeout"] = None
-        except RunTimeoutError as exc:
-            obs["timeout"] = {"status": dict(exc.status)}
-        dev.run_timeout_ns = None
-        obs["idle"] = dev.wait_idle()
-        out, res = run_prog()
-        obs["after_timeout"] = {"same": bool(np.array_equal(out, obs["clean"])), "intact": intact()}
-
-        # 8. core error: an illegal opcode at instruction 1 -> DeviceRunError with the index
-        bad = bytearray(code)
-        bad[16] = (bad[16] & ~0x7) | 0x7
-        dev.write(ia, np.frombuffer(bytes(bad), np.uint8))
-        try:
-            dev.run(ia, len(code) // 16)
-            obs["core_error"] = None
-        except DeviceRunError as exc:
-            obs["core_error"] = {"code": exc.code, "insn": exc.insn, "status": "ERROR_CODE" in
-                                     exc.status}
-        dev.write(ia, np.frombuffer(code, np.uint8))
-        out, res = run_prog()
-        obs["after_error"] = bool(np.array_equal(out, obs["clean"]))
-
-        # 9. MMIO reads that keep returning all ones at open: DeviceLostError
-        plat.faults.mmio_all_ones(count=100, offset=0x40)
+    # 2. DMA d2h error: the read raises, device memory unchanged
+    dev.faults.dma_error(direction="d2h")
     try:
-        open_device("rtl", cfg, mem_bytes=1 << 16)
-        obs["lost"] = None
-    except DeviceLostError as exc:
-        obs["lost"] = str(exc)
-    plat.faults.clear()
+        dev.read(b, 8192)
+        obs["d2h_error"] = None
+    except DmaError as exc:
+        obs["d2h_error"] = {"type": type(exc).__name__, "direction": exc.direction,
+                            "intact": intact()}
 
-    # 10. a driver for another configuration refuses the device
+    # 3. late DMA within the timeout: succeeds, the model time grows by the delay
+    before = dev.pcie_stats()["h2d_ns"]
+    dev.faults.dma_late(20_000.0, direction="h2d")
+    dev.write(c, dc[::-1].copy())
+    obs["late_ok"] = {"extra_ns": dev.pcie_stats()["h2d_ns"] - before
+                      - dev.link.dma_ns(8192, "h2d"),
+                      "data": bool(np.array_equal(dev.read(c, 8192), dc[::-1]))}
+
+    # 4. late DMA beyond the driver's DMA timeout: DmaTimeoutError, nothing lands
+    dev.faults.dma_late(10 * dev.dma_timeout_ns, direction="h2d")
     try:
-        open_device("rtl", load_config("cloud32"), mem_bytes=1 << 16)
-        obs["mismatch"] = None
-    except DeviceMismatchError as exc:
-        obs["mismatch"] = str(exc)
-    obs["fired"] = list(plat.faults.fired)
+        dev.write(c, dc)
+        obs["late_timeout"] = None
+    except DmaTimeoutError as exc:
+        obs["late_timeout"] = {"type": type(exc).__name__, "landed": exc.landed,
+                               "timeout": isinstance(exc, TimeoutError),
+                               "untouched": bool(np.array_equal(dev.read(c, 8192), dc[::-1])),
+                               "intact": intact()}
+
+    # 5. lost interrupt: recovered by polling, same result
+    dev.faults.lose_irq()
+    out, res = run_prog()
+    obs["lost_irq"] = {"completion": res.stats["completion"],
+                       "recovered": res.stats["irq_recovered_by_poll"],
+                       "same": bool(np.array_equal(out, obs["clean"])), "intact": intact(),
+                       "lost": dev.pcie_stats()["msi_lost"]}
+
+    # 6. one MMIO read of STATUS returns all ones: re-read, run completes
+    from vtabench.spec.contracts import regs as R
+
+    dev.faults.mmio_all_ones(count=1, offset=R.STATUS)
+    out, res = run_prog()
+    obs["mmio_ones"] = {"retries": res.stats["mmio_all_ones_retries"],
+                        "same": bool(np.array_equal(out, obs["clean"]))}
+
+    # 7. simulated-time run timeout: RunTimeoutError with the status registers; the core
+    #    keeps running, wait_idle() then a new run gives the right result
+    dev.run_timeout_ns = 500.0
+    try:
+        run_prog()
+        obs["timeout"] = None
+    except RunTimeoutError as exc:
+        obs["timeout"] = {"status": dict(exc.status)}
+    dev.run_timeout_ns = None
+    obs["idle"] = dev.wait_idle()
+    out, res = run_prog()
+    obs["after_timeout"] = {"same": bool(np.array_equal(out, obs["clean"])), "intact": intact()}
+
+    # 8. core error: an illegal opcode at instruction 1 -> DeviceRunError with the index
+    bad = bytearray(code)
+    bad[16] = (bad[16] & ~0x7) | 0x7
+    dev.write(ia, np.frombuffer(bytes(bad), np.uint8))
+    try:
+        dev.run(ia, len(code) // 16)
+        obs["core_error"] = None
+    except DeviceRunError as exc:
+        obs["core_error"] = {"code": exc.code, "insn": exc.insn, "status": "ERROR_CODE" in
+                             exc.status}
+    dev.write(ia, np.frombuffer(code, np.uint8))
+    out, res = run_prog()
+    obs["after_error"] = bool(np.array_equal(out, obs["clean"]))
+    obs["fired"] = dev.faults.fired
     return obs
 
 
 @pytest.fixture(scope="module")
-def faults(cfg):  # type: ignore[no-untyped-def]
-    from vtabench.drivers.rtl_backend import run_in_simulator
+def faults(cfg, tmp_path_factory):  # type: ignore[no-untyped-def]
+    """``vtabench serve`` in a process of its own; three drivers attach in turn: the fault
+    suite, one that finds the device lost (MMIO reads all ones at open), one built for another
+    configuration."""
+    import subprocess
+    import sys
+    import time
+
+    from vtabench.drivers import open_device
+    from vtabench.drivers.rtl.errors import DeviceLostError, DeviceMismatchError
+    from vtabench.fsim import Fsim
+    from vtabench.spec.contracts import regs as R
+    from vtabench.spec.isa.insn import decode_program
 
     prog = _programs(cfg)[0]
     ref = prog[2].copy()
-    from vtabench.fsim import Fsim
-    from vtabench.spec.isa.insn import decode_program
-
     Fsim(cfg).run(decode_program(cfg, prog[1]), ref)
-    return ref, run_in_simulator(cfg, _fault_suite, (cfg, prog), link="gen3x8")
+    sock = tmp_path_factory.mktemp("serve") / "vta.sock"
+    server = subprocess.Popen([sys.executable, "-m", "vtabench", "serve", "--target", "rtl",
+                               "--config", cfg.name, "--socket", str(sock), "--link", "gen3x8"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 300
+        while not sock.exists():
+            assert server.poll() is None and time.monotonic() < deadline, \
+                server.stdout.read().decode() if server.poll() is not None else "no socket"
+            time.sleep(0.05)
+        with open_device("rtl", cfg, mem_bytes=1 << 20, attach=sock) as dev:
+            obs = _fault_suite(dev, prog)
+            sim_pid = dev.sim_pid
+            # the next driver reads all ones from VERSION (once, then the driver's re-reads)
+            dev.faults.mmio_all_ones(count=dev.mmio_retries + 1, offset=R.VERSION)
+        try:
+            open_device("rtl", cfg, mem_bytes=1 << 16, attach=sock)
+            obs["lost"] = None
+        except DeviceLostError as exc:
+            obs["lost"] = str(exc)
+        try:  # a driver for another configuration refuses the device
+            open_device("rtl", load_config("cloud32"), mem_bytes=1 << 16, attach=sock)
+            obs["mismatch"] = None
+        except DeviceMismatchError as exc:
+            obs["mismatch"] = str(exc)
+        with pytest.raises(DeviceError, match="set by the simulator"):
+            open_device("rtl", cfg, attach=sock, link="gen4x16")
+        obs["still_serving"] = server.poll() is None and _alive(sim_pid)
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(60)
+    obs["stopped"] = not _alive(sim_pid) and not sock.exists()
+    return ref, obs
 
 
+@pytest.mark.rtl
 def test_fault_clean_run_matches_fsim(faults):  # type: ignore[no-untyped-def]
     ref, obs = faults
     assert np.array_equal(obs["clean"], ref)
 
 
-def test_register_block_semantics(faults):  # type: ignore[no-untyped-def]
-    from vtabench.spec.contracts import regs as R
-
-    _, obs = faults
-    r = obs["regs"]
-    assert r["scratch"] == 0xA5A51234
-    assert r["scratch_strb"] == 0xA5A5FF34  # WSTRB selects byte lanes
-    assert r["unmapped"] == 0xFFFFFFFF  # SLVERR reaches the host as all ones
-    assert r["cycles_before"] != 123  # writes to read-only registers are ignored
-    assert r["ctrl_idle"] == R.CTRL_FINISH  # LAUNCH reads 0; FINISH of the previous run
-    assert r["ctrl_running"] == 0  # launched: FINISH cleared until the end of the run
-    assert r["ctrl_done"] == R.CTRL_FINISH and r["status"] & R.STATUS_DONE
-    assert not r["status"] & R.STATUS_IRQ  # status set, interrupt masked
-    assert r["irq_status"] == R.IRQ_STATUS_FINISH and r["irq_status_cleared"] == 0  # W1C
-    assert not r["msi_while_disabled"]
-    assert r["insn_count"] > 0
-
-
+@pytest.mark.rtl
 def test_fault_dma_h2d_error(faults):  # type: ignore[no-untyped-def]
     _, obs = faults
     e = obs["h2d_error"]
@@ -395,12 +506,14 @@ def test_fault_dma_h2d_error(faults):  # type: ignore[no-untyped-def]
     assert obs["h2d_retry"]
 
 
+@pytest.mark.rtl
 def test_fault_dma_d2h_error(faults):  # type: ignore[no-untyped-def]
     _, obs = faults
     e = obs["d2h_error"]
     assert e is not None and e["type"] == "DmaError" and e["direction"] == "d2h" and e["intact"]
 
 
+@pytest.mark.rtl
 def test_fault_dma_late(faults):  # type: ignore[no-untyped-def]
     _, obs = faults
     assert obs["late_ok"]["extra_ns"] == pytest.approx(20_000.0)
@@ -410,6 +523,7 @@ def test_fault_dma_late(faults):  # type: ignore[no-untyped-def]
     assert t["landed"] == 0 and t["untouched"] and t["intact"]
 
 
+@pytest.mark.rtl
 def test_fault_lost_interrupt_recovered_by_polling(faults):  # type: ignore[no-untyped-def]
     _, obs = faults
     e = obs["lost_irq"]
@@ -417,12 +531,14 @@ def test_fault_lost_interrupt_recovered_by_polling(faults):  # type: ignore[no-u
     assert e["lost"] == 1 and e["same"] and e["intact"]
 
 
+@pytest.mark.rtl
 def test_fault_mmio_all_ones(faults):  # type: ignore[no-untyped-def]
     _, obs = faults
     assert obs["mmio_ones"]["retries"] >= 1 and obs["mmio_ones"]["same"]
     assert obs["lost"] is not None and "VERSION" in obs["lost"]
 
 
+@pytest.mark.rtl
 def test_run_timeout_carries_status(faults):  # type: ignore[no-untyped-def]
     _, obs = faults
     t = obs["timeout"]
@@ -432,6 +548,7 @@ def test_run_timeout_carries_status(faults):  # type: ignore[no-untyped-def]
     assert obs["idle"] and obs["after_timeout"]["same"] and obs["after_timeout"]["intact"]
 
 
+@pytest.mark.rtl
 def test_core_error_reported(faults):  # type: ignore[no-untyped-def]
     _, obs = faults
     e = obs["core_error"]
@@ -439,64 +556,16 @@ def test_core_error_reported(faults):  # type: ignore[no-untyped-def]
     assert obs["after_error"]
 
 
-def test_config_mismatch_refused(faults):  # type: ignore[no-untyped-def]
+@pytest.mark.rtl
+def test_faults_fired_in_order(faults):  # type: ignore[no-untyped-def]
+    _, obs = faults
+    assert obs["fired"][:5] == ["dma_error:h2d", "dma_error:d2h", "dma_late:h2d", "dma_late:h2d",
+                                "lost_irq"]
+
+
+@pytest.mark.rtl
+def test_serve_attach_mismatch_and_stop(faults):  # type: ignore[no-untyped-def]
     _, obs = faults
     assert obs["mismatch"] is not None and "CONFIG_ID" in obs["mismatch"]
-
-
-# --- synchronization: per layer (upstream) versus batched (cloud RFC), through the runtime ------
-
-def _dense_chain(target, cfg, sync):  # type: ignore[no-untyped-def]
-    """Three dense layers through the runtime; returns (output, syncs, host ns, pcie delta)."""
-    from vtabench.drivers import open_device
-
-    from vtabench.runtime import Runtime
-
-    rng = np.random.default_rng(5)
-    bi, n, ks = cfg.block_in, 2, [3, 4, 2, 3]
-    x = rng.integers(-128, 128, (n, ks[0], 1, bi), dtype=np.int8)
-    ws = [rng.integers(-128, 128, (ks[k + 1], ks[k], bi, bi), dtype=np.int8) for k in range(3)]
-    with open_device(target, cfg, mem_bytes=1 << 22) as dev:
-        plat = getattr(dev, "platform", None)
-        t0 = plat.now_ns() if plat else 0.0
-        p0 = dev.pcie_stats() if plat else {}
-        rt = Runtime(dev, sync=sync)
-        acts = [rt.alloc(x.nbytes)] + [rt.alloc(n * ks[k + 1] * bi) for k in range(3)]
-        rt.write(acts[0], x)
-        wbufs = []
-        for w in ws:
-            wbufs.append(rt.alloc(w.nbytes))
-            rt.write(wbufs[-1], w)
-        for k in range(3):
-            gemm_layer(rt, cfg, acts[k], wbufs[k], acts[k + 1], n, ks[k], ks[k + 1], 8)
-            rt.layer_end()
-        rt.sync()
-        out = rt.read(acts[-1])
-        host_ns = (plat.now_ns() - t0) if plat else 0.0
-        p1 = dev.pcie_stats() if plat else {}
-    delta = {k: p1[k] - p0[k] for k in p1 if isinstance(p1[k], (int, float))}
-    ref = x.reshape(n, ks[0], bi).astype(np.int32)
-    for w in ws:
-        ref = (np.einsum("nki,mkoi->nmo", ref, w.astype(np.int32)) >> 8).astype(np.int8)
-        ref = ref.astype(np.int32)
-    return out, ref.astype(np.int8).reshape(-1).view(np.uint8), rt.stats.syncs, host_ns, delta
-
-
-def _sync_modes(cfg):  # type: ignore[no-untyped-def]
-    return {mode: _dense_chain("rtl", cfg, mode) for mode in ("layer", "batch")}
-
-
-def test_batched_sync_fewer_syncs_less_host_time(cfg):  # type: ignore[no-untyped-def]
-    from vtabench.drivers.rtl_backend import run_in_simulator
-
-    res = run_in_simulator(cfg, _sync_modes, (cfg,), link="gen3x16")
-    for mode in ("layer", "batch"):
-        out, ref, _, _, _ = res[mode]
-        f_out, _, _, _, _ = _dense_chain("fsim", cfg, mode)
-        assert np.array_equal(out, ref), f"{mode}: rtl output differs from the reference"
-        assert np.array_equal(out, f_out), f"{mode}: rtl differs from fsim"
-    (_, _, s_l, t_l, p_l), (_, _, s_b, t_b, p_b) = res["layer"], res["batch"]
-    assert (s_l, s_b) == (3, 1)
-    assert p_l["msi_sent"] == 3 and p_b["msi_sent"] == 1
-    assert p_b["mmio_ns"] < p_l["mmio_ns"] and p_b["h2d_transfers"] < p_l["h2d_transfers"]
-    assert t_b < t_l, f"batched host time {t_b:.0f} ns not below per-layer {t_l:.0f} ns"
+    assert obs["still_serving"], "vtabench serve stopped serving after a driver left"
+    assert obs["stopped"], "the simulator (or its socket) outlived vtabench serve"

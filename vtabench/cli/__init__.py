@@ -11,7 +11,8 @@ import importlib
 import sys
 
 #: Command modules, in the order `vtabench --help` lists them.
-COMMANDS = ("sim", "gen", "asm", "disasm", "exec", "smoke", "regress", "compile", "run")
+COMMANDS = ("sim", "gen", "asm", "disasm", "validate", "exec", "serve", "smoke", "regress",
+            "compile", "run")
 
 
 class CliError(Exception):

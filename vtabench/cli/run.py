@@ -11,18 +11,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from vtabench.drivers.api import BACKENDS
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run an ONNX model or .vtapkg package on a target")
     p.add_argument("model", type=Path, help="MODEL.onnx or MODEL.vtapkg")
     p.add_argument("--input", type=Path, required=True, help="X.npy (float input)")
     p.add_argument("--output", type=Path, help="Y.npy (float output)")
-    p.add_argument("--target", choices=("fsim", "rtl", "opencl"), default="fsim")
+    p.add_argument("--target", choices=sorted(BACKENDS), default="fsim")
     p.add_argument("--config", default=None,
                    help="configuration (ONNX input; default 'default'; must match a package's)")
     p.add_argument("--runs", type=int, default=1, help="inferences to run (default 1)")
     p.add_argument("--profile", action=argparse.BooleanOptionalAction, default=None,
-                   help="per-layer run (one sync per layer) for cycles; default on for rtl")
+                   help="per-layer run (one sync per layer) for cycles; default on for "
+                   "targets that count cycles (rtl)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -72,9 +75,7 @@ def run(args: argparse.Namespace) -> int:
     if tuple(x.shape) != tuple(spec["shape"]):
         raise CliError(f"input {args.input} has shape {x.shape}, the model takes "
                        f"{tuple(spec['shape'])}")
-    profile = args.profile if args.profile is not None else args.target == "rtl"
-    if args.target == "rtl":
-        print("starting the platform simulation (RTL behind the PCIe model)...", flush=True)
+    profile = args.profile if args.profile is not None else BACKENDS[args.target].cycles
     results = run_package(pkg, args.target, [x.astype(np.float32)], runs=args.runs,
                           profile=profile, progress=not args.no_progress)
     timed = results[:args.runs]

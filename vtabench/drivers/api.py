@@ -37,19 +37,65 @@ if TYPE_CHECKING:
     from vtabench.spec.isa.insn import Insn
 
 __all__ = ["BACKENDS", "Device", "DeviceError", "OutOfMemoryError", "RunResult",
-           "RunTimeoutError", "mem_bytes_for", "open_device", "run_program"]
+           "RunTimeoutError", "Target", "mem_bytes_for", "open_device", "run_program",
+           "run_programs", "target"]
 
 #: Default device memory size (bytes) when open_device is not given one.
 DEFAULT_MEM_BYTES = 64 << 20
 #: Alignment of a raw program's DRAM image (at byte 0) and of what follows it (run_program).
 PAGE_BYTES = 4096
 
-#: target name -> "module:class" of its backend (imported on first use).
-BACKENDS: dict[str, str] = {
-    "fsim": "vtabench.drivers.fsim_backend:FsimDevice",
-    "opencl": "vtabench.drivers.opencl_backend:OpenCLDevice",
-    "rtl": "vtabench.drivers.rtl_backend:RtlDevice",
+@dataclass(frozen=True)
+class Target:
+    """One target of the driver API: where its pieces live (``"module:attribute"``, imported on
+    first use, so a target's dependencies load only when it is used).
+
+    ``device``: its :class:`Device` class. ``options``: the device options the command line
+    passes through (``vtabench exec``). ``cycles``: its runs report core cycles (a per-layer
+    profiling run is worth its time). ``batch``: a function that runs many raw programs in one
+    go, ``(cfg, programs, *, seed, **opts) -> problems`` (:func:`run_programs`); without one they
+    run one after another on one device. ``server``: a function that serves one device on a
+    socket for drivers in other processes (``vtabench serve``).
+    """
+
+    device: str
+    options: tuple[str, ...] = ()
+    cycles: bool = False
+    batch: str | None = None
+    server: str | None = None
+
+
+#: The targets, by name: the one table every caller (graph, compiler, regression, CLI) goes
+#: through. rtl's batch runs on the core bench (one simulator process for the batch, with DRAM
+#: knobs, coverage and mutation builds); its devices are the platform simulator behind PCIe.
+BACKENDS: dict[str, Target] = {
+    "fsim": Target("vtabench.drivers.fsim_backend:FsimDevice"),
+    "opencl": Target("vtabench.drivers.opencl_backend:OpenCLDevice",
+                     options=("platform", "device")),
+    "rtl": Target("vtabench.drivers.rtl.device:RtlDevice", options=("seed", "waves", "link"),
+                  cycles=True, batch="vtabench.drivers.rtl.batch:run_batch",
+                  server="vtabench.drivers.rtl.launcher:serve"),
 }
+
+
+def target(name: str) -> Target:
+    """The table entry of target ``name``; :class:`DeviceError` naming the known ones."""
+    try:
+        return BACKENDS[name]
+    except KeyError:
+        raise DeviceError(f"unknown target {name!r}; known: {', '.join(BACKENDS)}") from None
+
+
+def resolve(ref: str) -> Any:
+    """The attribute a ``"module:attribute"`` reference names (the module imported now)."""
+    module_name, attr = ref.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            raise DeviceError(f"{module_name} is not installed") from None
+        raise
+    return getattr(module, attr)
 
 
 class DeviceError(RuntimeError):
@@ -134,6 +180,11 @@ class Device(ABC):
         """Human-readable name of what runs the programs."""
         return self.target
 
+    def modeled_ns(self) -> float | None:
+        """The device model's clock (simulated ns) on targets that simulate time: on rtl the
+        host's modeled time (PCIe transfers, MMIO, runs); None elsewhere."""
+        return None
+
     def __enter__(self) -> Device:
         return self
 
@@ -170,27 +221,17 @@ def _as_bytes(data: bytes | bytearray | memoryview | np.ndarray) -> np.ndarray:
     return np.frombuffer(bytes(data), dtype=np.uint8)
 
 
-def open_device(target: str, cfg: Config | str, mem_bytes: int = DEFAULT_MEM_BYTES,
+def open_device(target_name: str, cfg: Config | str, mem_bytes: int = DEFAULT_MEM_BYTES,
                 **opts: Any) -> Device:
-    """Open a device of ``target`` ("fsim", "opencl", "rtl") for configuration ``cfg`` (a Config
-    or a configuration name). Backend options go in ``opts`` (e.g. ``platform=``, ``device=``,
-    ``binary=`` for opencl)."""
+    """Open a device of target ``target_name`` (a key of :data:`BACKENDS`: "fsim", "opencl",
+    "rtl") for configuration ``cfg`` (a Config or a configuration name). Backend options go in
+    ``opts`` (e.g. ``platform=`` for opencl, ``link=`` or ``attach=`` for rtl); a backend
+    ignores the options of the others."""
     if isinstance(cfg, str):
         from vtabench.spec.config import load_config
 
         cfg = load_config(cfg)
-    try:
-        spec = BACKENDS[target]
-    except KeyError:
-        raise DeviceError(f"unknown target {target!r}; known: {', '.join(BACKENDS)}") from None
-    module_name, cls_name = spec.split(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:
-            raise DeviceError(f"target {target!r} has no backend yet ({module_name})") from None
-        raise
-    cls = getattr(module, cls_name)
+    cls = resolve(target(target_name).device)
     return cls(cfg, mem_bytes=mem_bytes, **opts)  # type: ignore[no-any-return]
 
 
@@ -232,3 +273,30 @@ def run_program(dev: Device, program: bytes | bytearray | memoryview | np.ndarra
     result = dev.run(iaddr, code.size // 16, timeout_s)
     dram[:] = dev.read(base, dram.size)
     return result
+
+
+def run_programs(target_name: str, cfg: Config,
+                 programs: Sequence[tuple[str, Sequence[Insn], np.ndarray]], *,
+                 seed: int | None = None, **opts: Any) -> list[str | None]:
+    """Run raw programs ``(name, instructions, image)`` on a target, each image (1-D uint8, the
+    DRAM from address 0) updated in place; returns per program None or why it did not complete.
+    The target's batch function runs them if it has one; otherwise one device (memory for the
+    largest program) runs them one after another (``timeout_s`` in ``opts`` applies to each)."""
+    t = target(target_name)
+    if t.batch is not None:
+        return resolve(t.batch)(cfg, programs, seed=seed, **opts)  # type: ignore[no-any-return]
+    timeout_s = opts.pop("timeout_s", None)
+    problems: list[str | None] = [None] * len(programs)
+    mem = max((mem_bytes_for(img.size, 16 * len(insns)) for _, insns, img in programs),
+              default=16)
+    try:
+        dev = open_device(target_name, cfg, mem, **opts)
+    except DeviceError as exc:
+        return [f"{target_name}: {exc}"] * len(programs)
+    with dev:
+        for k, (_, insns, img) in enumerate(programs):
+            try:  # the allocator is reset for each program
+                run_program(dev, insns, img, timeout_s)
+            except DeviceError as exc:
+                problems[k] = f"{target_name}: {exc}"
+    return problems

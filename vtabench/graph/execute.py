@@ -205,89 +205,17 @@ def run_package(pkg: Package, target: str, inputs: list[np.ndarray], *, runs: in
                 profile: bool = False, progress: bool = False, **dev_opts: Any
                 ) -> list[Result]:
     """Open the target, load the package once, run ``runs`` inferences (plus a profiling run
-    with per-layer programs when ``profile``). On rtl everything runs inside one platform
-    simulation."""
-    if target == "rtl":
-        from vtabench.drivers.rtl_backend import run_in_simulator
-
-        if not (progress and sys.stderr.isatty()):
-            return run_in_simulator(pkg.cfg_name, _rtl_entry,
-                                    (pkg.to_bytes(), inputs, runs, profile, None), **dev_opts)
-        return _with_progress_file(lambda f: run_in_simulator(
-            pkg.cfg_name, _rtl_entry, (pkg.to_bytes(), inputs, runs, profile, f), **dev_opts))
+    with per-layer programs when ``profile``). ``dev_opts`` go to the device (rtl: ``link``,
+    ``seed``, ``waves``...)."""
     from vtabench.drivers import open_device
 
-    with open_device(target, pkg.cfg_name, pkg.mem_bytes, **dev_opts) as dev:
-        return _run_on(pkg, dev, inputs, runs, profile, progress, target)
-
-
-def _run_on(pkg: Package, dev: Any, inputs: list[np.ndarray], runs: int, profile: bool,
-            progress: bool, target: str) -> list[Result]:
-    ex = Executor(pkg, dev, progress=progress)
+    if progress is True:
+        draw_bar(0, 1, f"opening the {target} device", time.perf_counter())
     out = []
-    for _ in range(runs):
-        r = ex.run(inputs)
-        r.target = target
-        out.append(r)
-    if profile:
-        r = ex.run(inputs, profile=True)
-        r.target = target
-        out.append(r)
+    with open_device(target, pkg.cfg_name, pkg.mem_bytes, **dev_opts) as dev:
+        ex = Executor(pkg, dev, progress=progress)
+        for k in range(runs + int(profile)):
+            r = ex.run(inputs, profile=k == runs)
+            r.target = target
+            out.append(r)
     return out
-
-
-def _with_progress_file(fn: Any) -> Any:
-    """Run ``fn(progress_path)`` in a thread; draw the progress the simulator side writes."""
-    import tempfile
-    import threading
-    from pathlib import Path
-
-    path = Path(tempfile.mkstemp(prefix="vtabench-progress-")[1])
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["result"] = fn(str(path))
-        except BaseException as exc:  # noqa: BLE001
-            box["error"] = exc
-
-    t = threading.Thread(target=work, daemon=True)
-    t0 = time.perf_counter()
-    t.start()
-    while t.is_alive():
-        t.join(0.5)
-        try:
-            i, n, what = path.read_text().split("\t", 2)
-            draw_bar(int(i), int(n), what.strip(), t0)
-        except (ValueError, OSError):
-            draw_bar(0, 1, "starting the platform simulation", t0)
-    sys.stderr.write("\n")
-    path.unlink(missing_ok=True)
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
-
-
-def _file_progress(path: str) -> Any:
-    def report(i: int, n: int, what: str) -> None:
-        with open(path, "w") as f:
-            f.write(f"{i}\t{n}\t{what}")
-    return report
-
-
-def _rtl_entry(pkg_bytes: bytes, inputs: list[np.ndarray], runs: int, profile: bool,
-               progress_file: str | None = None) -> list[Result]:
-    from vtabench.drivers import open_device
-
-    pkg = Package.from_bytes(pkg_bytes)
-    with open_device("rtl", pkg.cfg_name, pkg.mem_bytes) as dev:
-        prog = _file_progress(progress_file) if progress_file else False
-        res = _run_on(pkg, dev, inputs, runs, profile, prog, "rtl")
-        try:
-            pcie = dev.pcie_stats()
-            for r in res:
-                r.load["pcie"] = pcie
-        except Exception as exc:  # noqa: BLE001
-            for r in res:
-                r.load["pcie"] = f"unavailable: {exc}"
-        return res

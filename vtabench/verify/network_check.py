@@ -31,7 +31,7 @@ def simulate(cfg: Config, *, link: str = "gen3x16", seed: int | None = None,
     [golden] = run_package(pkg, "fsim", [x])
     [ref] = run_package(reference_package(model, cfg), "fsim", [x])
     t0 = time.perf_counter()
-    [rtl] = run_package(pkg, "rtl", [x], link=link, seed=seed, waves=waves, quiet=False)
+    [rtl] = run_package(pkg, "rtl", [x], link=link, seed=seed, waves=waves)
     wall = time.perf_counter() - t0
     layers = pkg.manifest["layers"]
     macs = sum(int(layer["macs"]) for layer in layers.values())

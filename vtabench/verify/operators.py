@@ -2,9 +2,7 @@
 
 :func:`run_ops` takes a list of :class:`OpJob` (operator spec, optional tiling, inputs, double
 buffering) and returns, per job, the int8 output and statistics (instructions, device cycles
-when the target counts them). On ``fsim`` and ``opencl`` it opens the device here; on ``rtl``
-the whole list runs in one platform simulation (``run_in_simulator``: the driver runs in the
-simulator's thread and the jobs are compiled there), so the simulator starts once.
+when the target counts them). It opens one device for the whole list (on rtl: one simulator).
 """
 
 from __future__ import annotations
@@ -67,21 +65,8 @@ def run_jobs_on(dev: Any, jobs: list[OpJob]) -> list[OpResult]:
     return results
 
 
-def _rtl_entry(cfg_name: str, jobs: list[OpJob], mem_bytes: int) -> list[OpResult]:
-    from vtabench.spec.config import load_config
-
-    cfg = load_config(cfg_name)
-    with open_device("rtl", cfg, mem_bytes) as dev:
-        return run_jobs_on(dev, jobs)
-
-
 def run_ops(target: str, cfg: Config, jobs: list[OpJob], **dev_opts: Any) -> list[OpResult]:
-    mem = _mem_bytes(jobs)
-    if target == "rtl":
-        from vtabench.drivers.rtl_backend import run_in_simulator
-
-        return run_in_simulator(cfg, _rtl_entry, (cfg.name, jobs, mem), **dev_opts)
-    with open_device(target, cfg, mem) as dev:
+    with open_device(target, cfg, _mem_bytes(jobs), **dev_opts) as dev:
         return run_jobs_on(dev, jobs)
 
 
@@ -141,33 +126,19 @@ def network_reference(cfg: Config, layers: list[NetLayer],
     return {layer.out: env[layer.out] for layer in layers}
 
 
-def _rtl_net_entry(cfg_name: str, layers: list[NetLayer], tensors: dict[str, np.ndarray],
-                   syncs: list[str], mem_bytes: int) -> dict[str, Any]:
-    from vtabench.spec.config import load_config
-
-    cfg = load_config(cfg_name)
-    res = {}
-    with open_device("rtl", cfg, mem_bytes) as dev:
-        for s in syncs:
-            t0 = dev.platform.now_ns()
-            outs, stats = run_network_on(dev, layers, tensors, s)
-            stats["host_ns"] = dev.platform.now_ns() - t0
-            res[s] = (outs, stats)
-    return res
-
-
 def run_network(target: str, cfg: Config, layers: list[NetLayer], tensors: dict[str, np.ndarray],
                 syncs: tuple[str, ...] = ("layer", "batch"), **dev_opts: Any) -> dict[str, Any]:
-    """Run a network on a target once per synchronization mode: {mode: (outputs, stats)}. On rtl
-    ``stats["host_ns"]`` is the modeled host time (DMA, MMIO, runs) of the whole inference."""
+    """Run a network on a target once per synchronization mode: {mode: (outputs, stats)}. On
+    targets that model time (rtl) ``stats["host_ns"]`` is the modeled host time (DMA, MMIO, runs)
+    of the whole inference."""
     mem = 1 << max(24, (sum(a.nbytes for a in tensors.values()) * 4 + (16 << 20)).bit_length())
-    if target == "rtl":
-        from vtabench.drivers.rtl_backend import run_in_simulator
-
-        return run_in_simulator(cfg, _rtl_net_entry, (cfg.name, layers, tensors, list(syncs),
-                                                      mem), **dev_opts)
     res = {}
-    with open_device(target, cfg, mem) as dev:
+    with open_device(target, cfg, mem, **dev_opts) as dev:
         for s in syncs:
-            res[s] = run_network_on(dev, layers, tensors, s)
+            t0 = dev.modeled_ns()
+            outs, stats = run_network_on(dev, layers, tensors, s)
+            t1 = dev.modeled_ns()
+            if t0 is not None and t1 is not None:
+                stats["host_ns"] = t1 - t0
+            res[s] = (outs, stats)
     return res

@@ -5,6 +5,6 @@
 - :mod:`vtabench.targets.rtl.runner` runs raw programs on the core bench (``run_batch``: many in one
   simulator process), moving the device DRAM image through a shared memory-mapped file.
 
-One raw program through the driver and the PCIe platform model (``vtabench exec --target rtl``)
-is ``vtabench.drivers.rtl_backend.run_raw``.
+The device behind the PCIe platform model (:mod:`.platform`), which the driver API opens
+(``open_device("rtl", cfg)``), is served by ``vtabench.drivers.rtl``.
 """

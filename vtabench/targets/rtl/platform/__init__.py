@@ -2,11 +2,11 @@
 
 - :mod:`.link`: the PCIe cost model (presets Gen3 x8, Gen3 x16, Gen4 x16); pure Python.
 - :mod:`.faults`: fault injection hooks (late / failed DMA, lost MSI, all-ones MMIO reads).
-- :mod:`.model`: the cocotb side (BAR0 MMIO over AXI4-Lite, DMA into the DPI DRAM image, MSI).
-- :mod:`.build`: the Verilator build of the top ``vta_pcie_top`` (shell + DRAM model).
-- :mod:`.sim_main`: the cocotb test that runs a driver function in a thread of the simulator.
+- :mod:`.model`: the cocotb side (BAR0 MMIO over AXI4-Lite, DMA timing, MSI).
+- :mod:`.top`: the Verilator build of the top ``vta_pcie_top`` (shell + DRAM model).
 
-The driver side is ``vtabench.drivers.rtl_backend`` (target ``rtl`` of the driver API).
+The simulator serves drivers through ``vtabench.drivers.rtl.server``; the driver side is
+``vtabench.drivers.rtl.device`` (target ``rtl`` of the driver API).
 """
 
 from vtabench.targets.rtl.platform.faults import FaultPlan

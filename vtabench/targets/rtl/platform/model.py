@@ -1,13 +1,15 @@
 """The host side of a PCIe card, as a vendor shell gives it to user logic (cocotb side).
 
-:class:`Platform` drives the simulator top ``vta_pcie_top`` (tb/platform/hdl/vta_pcie_top.sv:
-the VTA shell + the DPI DRAM model). It offers coroutines, each one coarse operation:
+:class:`Platform` drives the simulator top ``vta_pcie_top`` (platform/hdl/vta_pcie_top.sv: the
+VTA shell + the DPI DRAM model). It offers coroutines, each one coarse operation, which the device
+server (:mod:`vtabench.drivers.rtl.server`) runs one per driver request:
 
 - BAR0 MMIO (:meth:`mmio`): a batch of 32-bit reads/writes through the shell's AXI4-Lite slave,
   each paying the modeled PCIe latency (non-posted read round trip, posted write one way);
-- DMA (:meth:`dma_h2d`, :meth:`dma_d2h`): host memory <-> device DRAM. The bytes move at memory
-  speed (numpy copy into the DRAM image the DPI model has mapped: the same pages), and simulated
-  time advances by the cost model (:mod:`.link`) with one ``Timer``;
+- DMA (:meth:`dma`): host memory <-> device DRAM. Simulated time advances by the cost model
+  (:mod:`.link`) with one ``Timer``; the bytes move at memory speed, copied by the driver into or
+  out of the DRAM file the DPI model has mapped (the same pages), as many as :meth:`dma` says
+  landed;
 - MSI (:meth:`wait_msi`): a watcher turns each rising edge of the shell's level interrupt into
   one MSI delivered ``msi_latency_ns`` later;
 - fault injection (:attr:`faults`, :mod:`.faults`).
@@ -21,7 +23,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from vtabench.targets.rtl.platform.faults import FaultPlan
 from vtabench.targets.rtl.platform.link import D2H, H2D, LinkModel, LinkStats, preset
 
@@ -70,7 +71,7 @@ class Platform:
         self.clock_ps = round(1e6 / self.clock_mhz)
         self.stats = LinkStats()
         self.faults = FaultPlan()
-        self.dram: np.ndarray | None = None
+        self.mem_bytes = 0  # device DRAM attached (attach_memory)
         self.log = dut._log
         self._msi_event: Any = None
         self._msi_count = 0
@@ -105,7 +106,7 @@ class Platform:
         """(Re)size device DRAM to ``nbytes`` zero bytes and reset the card (power-on)."""
         from cocotb.triggers import ClockCycles
 
-        self.dram = None
+        self.mem_bytes = 0
         d = self.dut
         d.rst_ni.value = 0  # stop the core (no DRAM access while the file changes size)
         await ClockCycles(d.clk_i, 2)
@@ -117,10 +118,10 @@ class Platform:
         await ClockCycles(d.clk_i, 4)  # the DRAM model maps its file once per reset
         d.rst_ni.value = 1
         await ClockCycles(d.clk_i, 2)
-        self.dram = np.memmap(self.dram_file, dtype=np.uint8, mode="r+")
         mapped = int(self.dut.dram_mapped_bytes_o.value)
         if mapped != nbytes:
             raise RuntimeError(f"DRAM model mapped {mapped} bytes, expected {nbytes}")
+        self.mem_bytes = int(nbytes)
 
     # --- time -----------------------------------------------------------------------------------
     @staticmethod
@@ -228,24 +229,19 @@ class Platform:
         return value, resp
 
     # --- DMA ------------------------------------------------------------------------------------
-    async def dma_h2d(self, data: np.ndarray, dev_addr: int,
-                      timeout_ns: float | None = None) -> float:
-        """Host bytes ``data`` (uint8) -> device DRAM at ``dev_addr``. Returns the modeled ns."""
-        return await self._dma(H2D, dev_addr, data.size, data, None, timeout_ns)
-
-    async def dma_d2h(self, dev_addr: int, nbytes: int,
-                      timeout_ns: float | None = None) -> np.ndarray:
-        """Device DRAM ``[dev_addr, +nbytes)`` -> a new host array."""
-        host = np.empty(nbytes, dtype=np.uint8)
-        await self._dma(D2H, dev_addr, nbytes, None, host, timeout_ns)
-        return host
-
-    async def _dma(self, direction: str, dev_addr: int, nbytes: int, src: np.ndarray | None,
-                   dst: np.ndarray | None, timeout_ns: float | None) -> float:
-        if self.dram is None:
+    async def dma(self, direction: str, dev_addr: int, nbytes: int,
+                  timeout_ns: float | None = None) -> tuple[int, float]:
+        """One DMA of ``nbytes`` at device address ``dev_addr`` (``direction`` H2D or D2H):
+        simulated time advances by the cost model (plus an injected delay). Returns (bytes that
+        land, modeled ns); the caller moves them. Raises :class:`DmaTimeout` (nothing lands) or
+        :class:`DmaStatusError` (its ``landed`` first bytes land)."""
+        if direction not in (H2D, D2H):
+            raise ValueError(f"DMA direction must be {H2D!r} or {D2H!r}, got {direction!r}")
+        if not self.mem_bytes:
             raise RuntimeError("no device memory attached")
-        if dev_addr < 0 or dev_addr + nbytes > self.dram.size:
-            raise ValueError(f"DMA {direction} [{dev_addr:#x}, +{nbytes}) outside device DRAM")
+        if dev_addr < 0 or nbytes < 0 or dev_addr + nbytes > self.mem_bytes:
+            raise ValueError(f"DMA {direction} [{dev_addr:#x}, +{nbytes}) outside device DRAM "
+                             f"of {self.mem_bytes} bytes")
         ns = self.link.dma_ns(nbytes, direction)
         fault = self.faults.take_dma(direction)
         if fault is not None and fault.kind == "late":
@@ -259,18 +255,11 @@ class Platform:
         landed = nbytes
         if fault is not None and fault.kind == "error":
             landed = min(fault.after_bytes, nbytes)
-        # the payload, at memory speed
-        if direction == H2D:
-            assert src is not None
-            self.dram[dev_addr:dev_addr + landed] = src[:landed]
-        else:
-            assert dst is not None
-            dst[:landed] = self.dram[dev_addr:dev_addr + landed]
         self.stats.add_dma(direction, landed, ns)
         if landed != nbytes:
             self.stats.dma_errors += 1
             raise DmaStatusError(direction, nbytes, landed)
-        return ns
+        return landed, ns
 
     # --- interrupts -----------------------------------------------------------------------------
     async def _msi_watcher(self) -> None:
@@ -314,15 +303,3 @@ class Platform:
         """Let simulated time pass (the host does something else)."""
         await self._delay(ns)
 
-
-#: The platform of the running cocotb test (set by the simulator entry, used by the rtl driver).
-_CURRENT: Platform | None = None
-
-
-def current_platform() -> Platform | None:
-    return _CURRENT
-
-
-def set_current_platform(p: Platform | None) -> None:
-    global _CURRENT
-    _CURRENT = p
