@@ -9,20 +9,23 @@ points (``genhtml`` renders it as HTML).
 
 Sources inside the package are recorded relative to it, so coverage taken by a worker on another
 host (another install path) merges point for point with the client's. A coverage object pickles
-compressed (a chunk's 52,000 points: 7 MB as plain pickle, about 250 KB), as it travels from
-every regression chunk to the client.
+compressed (a chunk's 52,000 points: 7 MB as plain pickle, about 250 kB), as it travels from
+every regression chunk to the client; the receiver decodes each distinct point table once.
 """
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 import re
 import sys
 import zlib
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
+
+import numpy as np
 
 from vtabench.targets.workdirs import PACKAGE_DIR
 
@@ -49,11 +52,26 @@ class Point:
     hier: str
 
 
-@dataclass
+#: Point tables seen by this process, by digest: a chunk's coverage that arrives with a known
+#: table shares it, and merges by adding arrays.
+_TABLES: dict[bytes, tuple[Point, ...]] = {}
+
+
 class RtlCoverage:
-    counts: dict[Point, int] = field(default_factory=lambda: defaultdict(int))
+    """Hit counts of coverage points: ``table`` (the points, in the simulator's order) and
+    ``hits`` beside it. Coverage from the same build has the same table, so merging is an
+    array addition."""
+
+    def __init__(self, table: tuple[Point, ...] = (), hits: np.ndarray | None = None) -> None:
+        self.table = table
+        self.hits = np.zeros(len(table), np.int64) if hits is None else hits
+
+    @property
+    def counts(self) -> dict[Point, int]:
+        return dict(zip(self.table, self.hits.tolist()))
 
     def add_file(self, path: Path) -> None:
+        counts: dict[Point, int] = defaultdict(int)
         for raw in path.read_text(errors="replace").splitlines():
             m = _POINT.match(raw)
             if not m:
@@ -65,20 +83,35 @@ class RtlCoverage:
             point = Point(sys.intern(kind), _portable(fields.get("f", "?")),
                           int(fields.get("l", "0") or 0), fields.get("o", ""),
                           sys.intern(fields.get("h", "")))
-            self.counts[point] += int(m["count"])
+            counts[point] += int(m["count"])
+        self.merge(RtlCoverage(tuple(counts), np.fromiter(counts.values(), np.int64,
+                                                          len(counts))))
 
     def merge(self, other: RtlCoverage) -> None:
-        for p, n in other.counts.items():
-            self.counts[p] += n
+        if other.table is self.table:
+            self.hits = self.hits + other.hits
+        elif not self.table:
+            self.table, self.hits = other.table, other.hits.copy()
+        else:
+            index = {p: i for i, p in enumerate(self.table)}
+            new = tuple(p for p in other.table if p not in index)
+            index.update((p, len(self.table) + i) for i, p in enumerate(new))
+            hits = np.concatenate([self.hits, np.zeros(len(new), np.int64)])
+            np.add.at(hits, np.fromiter((index[p] for p in other.table), np.int64,
+                                        len(other.table)), other.hits)
+            self.table, self.hits = self.table + new, hits
 
-    def __getstate__(self) -> bytes:
-        rows = [(p.kind, p.file, p.line, p.comment, p.hier, n) for p, n in self.counts.items()]
-        return zlib.compress(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    def __getstate__(self) -> tuple[bytes, bytes, bytes]:
+        rows = [(p.kind, p.file, p.line, p.comment, p.hier) for p in self.table]
+        blob = zlib.compress(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL), 1)
+        return hashlib.sha256(blob).digest(), blob, zlib.compress(self.hits.tobytes(), 1)
 
-    def __setstate__(self, state: bytes) -> None:
-        self.counts = defaultdict(int)
-        for kind, file, line, comment, hier, n in pickle.loads(zlib.decompress(state)):
-            self.counts[Point(kind, file, line, comment, hier)] = n
+    def __setstate__(self, state: tuple[bytes, bytes, bytes]) -> None:
+        digest, blob, hits = state
+        if digest not in _TABLES:
+            _TABLES[digest] = tuple(Point(*row) for row in pickle.loads(zlib.decompress(blob)))
+        self.table = _TABLES[digest]
+        self.hits = np.frombuffer(zlib.decompress(hits), np.int64).copy()
 
     @classmethod
     def from_files(cls, paths: Iterable[Path]) -> RtlCoverage:
@@ -90,7 +123,7 @@ class RtlCoverage:
     def _by(self, kind: str) -> dict[str, tuple[int, int]]:
         """file -> (points hit, points) for one kind."""
         acc: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for p, n in self.counts.items():
+        for p, n in zip(self.table, self.hits.tolist()):
             if p.kind == kind:
                 acc[p.file][1] += 1
                 acc[p.file][0] += n > 0
@@ -101,7 +134,7 @@ class RtlCoverage:
         return sum(h for h, _ in per), sum(t for _, t in per)
 
     def kinds(self) -> list[str]:
-        return sorted({p.kind for p in self.counts})
+        return sorted({p.kind for p in self.table})
 
     def report(self, uncovered_limit: int = 20) -> str:
         lines = []
