@@ -47,6 +47,8 @@ CHUNK = 100
 MIN_CHUNK = 20
 #: A run is cut into about this many chunks when CHUNK and MIN_CHUNK allow it.
 SPREAD = 8
+#: Seconds between progress lines (thousands of chunks must not print thousands of lines).
+PROGRESS_S = 2.0
 
 
 def generate(cfg: Config, seed: int, index: int) -> TestProgram:
@@ -248,7 +250,7 @@ def regress(config: str, count: int, seed: int, targets: list[str], *, jobs: int
     coverage = FunctionalCoverage(cfg)
     rtl_cov = RtlCoverage() if rtl_coverage and "rtl" in others else None
     by_index: dict[int, ProgramResult] = {}
-    t0 = time.monotonic()
+    t0 = last = time.monotonic()
     where = f"{jobs} local job(s)" if executor is None else "the cluster"
     progress(f"regress: config {cfg.name}, {len(indices)} programs in {len(chunks)} chunk(s), "
              f"seed {seed}, targets fsim (golden){''.join(', ' + t for t in others)}, on {where}")
@@ -268,9 +270,12 @@ def regress(config: str, count: int, seed: int, targets: list[str], *, jobs: int
                 by_index[r.index] = r
             if save_dir is not None and part.failure_files:
                 write_files(part.failure_files, save_dir)
-            bad = sum(1 for r in by_index.values() if r.mismatches or r.error)
-            progress(f"  {len(by_index)}/{len(indices)} programs, {bad} failing, "
-                     f"{time.monotonic() - t0:.0f} s")
+            now = time.monotonic()
+            if now - last >= PROGRESS_S or len(by_index) == len(indices):
+                last = now
+                bad = sum(1 for r in by_index.values() if r.mismatches or r.error)
+                progress(f"  {len(by_index)}/{len(indices)} programs, {bad} failing, "
+                         f"{now - t0:.0f} s")
         missing = sorted(set(indices) - set(by_index))
         if missing:
             raise RuntimeError(f"{len(missing)} program(s) never came back, first {missing[0]}")
