@@ -1,7 +1,8 @@
 """The RTL's pipeline event log (bench/hdl/vta_trace_log.sv, bench/csrc/trace.cpp), read back.
 
-A simulator started with ``+vta_trace=FILE`` writes one record per event (the format is in
-trace.cpp): a run starts, fetch puts an instruction into a stage's command queue, a stage retires
+A simulator started with ``+vta_trace=FILE`` (or with the environment variable
+``VTA_TRACE_FILE=FILE``: :func:`tracing`, for simulators other tools start, such as the device
+server behind ``open_device("rtl")``) writes one record per event (the format is in trace.cpp): a run starts, fetch puts an instruction into a stage's command queue, a stage retires
 an instruction, a run ends with the core's own counters. :func:`read_trace` turns the file into
 one :class:`Run` per launch of the core, each with one :class:`Span` per retired instruction.
 
@@ -13,6 +14,9 @@ core's busy counter of that stage.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +24,8 @@ from vtabench.spec.contracts.stages import Stage
 
 #: First line of a trace file of the format this module reads.
 HEADER = "# vtabench pipeline trace, format 1"
+#: The environment variable a simulator takes its trace file from when it gets no +vta_trace.
+ENV_VAR = "VTA_TRACE_FILE"
 
 
 class TraceError(ValueError):
@@ -140,3 +146,20 @@ def read_trace(path: str | Path) -> list[Run]:
         else:
             raise TraceError(f"{where}: unknown record type {kind!r}")
     return runs
+
+
+@contextmanager
+def tracing(path: str | Path) -> Iterator[Path]:
+    """Every RTL simulator started inside the block (by this process or its children: the device
+    server of ``open_device("rtl")``) writes its event log to ``path``."""
+    path = Path(path).resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = os.environ.get(ENV_VAR)
+    os.environ[ENV_VAR] = str(path)
+    try:
+        yield path
+    finally:
+        if before is None:
+            os.environ.pop(ENV_VAR, None)
+        else:
+            os.environ[ENV_VAR] = before

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 
 #include "svdpi.h"
 
@@ -25,14 +26,20 @@ FILE* g_log = nullptr;
 
 extern "C" {
 
-void vta_trace_open(const char* path) {
+// Open the trace file: path (the +vta_trace= plusarg, "" when none), else the environment
+// variable VTA_TRACE_FILE (how a simulator started by other tools, the device server, gets one).
+// Returns 1 when a file is open, 0 when there is none (no tracing).
+int vta_trace_open(const char* path) {
+    if (!path || !*path) path = std::getenv("VTA_TRACE_FILE");
+    if (!path || !*path) return 0;
     g_log = std::fopen(path, "w");
     if (!g_log) {
         std::fprintf(stderr, "vta_trace_log: cannot write the trace file %s\n", path);
-        return;
+        return 0;
     }
     std::setvbuf(g_log, nullptr, _IOFBF, 1 << 20);
     std::fprintf(g_log, "# vtabench pipeline trace, format 1\n");
+    return 1;
 }
 
 void vta_trace_close() {

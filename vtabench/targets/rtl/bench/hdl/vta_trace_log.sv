@@ -1,10 +1,11 @@
 // vta_trace_log: the pipeline event log of the benches (docs/visualize.md). Bound into every
 // vta_core (vta_trace_bind.sv), it reads the core's trace port and, only when the simulator was
-// started with +vta_trace=FILE, writes records through DPI-C (bench/csrc/trace.cpp): a launch, an
+// given a trace file (+vta_trace=FILE, else the environment variable VTA_TRACE_FILE), writes
+// records through DPI-C (bench/csrc/trace.cpp): a launch, an
 // instruction dispatched into a stage's command queue, an instruction retired by a stage (with
 // the cycle its stage took it and the cycles it waited for a token, for memory and for room to
 // push a token), and the end of a run with the core's own counters. A few records per
-// instruction, none per cycle; without the plusarg no DPI function is called. Cycle numbers are
+// instruction, none per cycle; without a trace file no DPI function is called. Cycle numbers are
 // the core's cycles_o (0 in the first busy cycle of a run).
 /* verilator coverage_off */
 module vta_trace_log import vta_pkg::*; (
@@ -31,7 +32,7 @@ module vta_trace_log import vta_pkg::*; (
   input  logic [2:0]               mem_wait_i
 );
 
-  import "DPI-C" function void vta_trace_open(input string path);
+  import "DPI-C" function int vta_trace_open(input string path);
   import "DPI-C" function void vta_trace_close();
   import "DPI-C" function void vta_trace_launch(input int unsigned insn_count);
   import "DPI-C" function void vta_trace_dispatch(input int unsigned cycle,
@@ -52,14 +53,14 @@ module vta_trace_log import vta_pkg::*; (
                                               input int unsigned compute_insns,
                                               input int unsigned store_insns);
 
-  bit    enabled;  // +vta_trace=FILE given
+  bit    enabled;  // a trace file is open
   bit    armed;    // a reset was seen: before it, registers hold random values (x-initial)
   string path;
 
   initial begin
-    armed   = 1'b0;
-    enabled = $value$plusargs("vta_trace=%s", path) != 0;
-    if (enabled) vta_trace_open(path);
+    armed = 1'b0;
+    if ($value$plusargs("vta_trace=%s", path) == 0) path = "";
+    enabled = vta_trace_open(path) != 0;
   end
 
   always @(posedge clk_i) begin

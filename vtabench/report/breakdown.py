@@ -1,0 +1,133 @@
+"""Where the cycles went: a run (or a stretch of it, one layer say) cut into what the compute stage
+was doing in each cycle.
+
+The compute stage holds the MAC array, so its cycles are the ones that matter: each cycle of a
+window goes to exactly one part, and the parts add up to the window's cycles.
+
+- ``compute``: executing GEMM, ALU or FINISH;
+- ``uop_acc_load``: executing its own LOAD UOP / ACC / ACC_8BIT (memory bound);
+- ``load_stall``: waiting for an l2g token (the load stage has not delivered inputs or weights);
+- ``store_stall``: waiting for an s2g token (the store stage has not freed the out buffer);
+- ``token_wait``: waiting for room to push a token, or for both l2g and s2g at once;
+- ``idle``: no instruction in the stage (fetch behind at the start, the store draining at the
+  end).
+
+MAC utilization is the GEMM micro-op iterations (not reset GEMMs: each iteration is one full
+BATCH x BLOCK_IN x BLOCK_OUT step of the array) over the window's cycles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+from vtabench.report.trace import Run, Span
+from vtabench.spec.contracts.stages import Stage, TokenQueue
+from vtabench.spec.isa.insn import Insn, decode_insn
+from vtabench.spec.isa.layout import Opcode
+from vtabench.spec.tokens import POP_QUEUES
+
+if TYPE_CHECKING:
+    from vtabench.spec.config import Config
+
+#: part -> its label in pictures and tables, in stacking order
+PARTS = {
+    "compute": "compute (GEMM, ALU)",
+    "uop_acc_load": "compute-stage loads (uop, acc)",
+    "load_stall": "load stall (waits for l2g)",
+    "store_stall": "store stall (waits for s2g)",
+    "token_wait": "token wait (push, both)",
+    "idle": "compute idle (fetch, drain)",
+}
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Instructions ``first .. last`` (stream indices, inclusive) of one run, under a name."""
+
+    label: str
+    first: int
+    last: int
+
+
+@dataclass
+class Breakdown:
+    """The cycles of one window, by part (see the module docstring)."""
+
+    label: str
+    cycles: int
+    parts: dict[str, int]
+    mac_iterations: int
+    insns: int
+    #: per stage: busy cycles and memory-wait cycles of the window's instructions
+    stage_busy: dict[Stage, int] = field(default_factory=dict)
+    stage_mem_wait: dict[Stage, int] = field(default_factory=dict)
+
+    @property
+    def utilization(self) -> float:
+        return self.mac_iterations / self.cycles if self.cycles else 0.0
+
+
+def decode(cfg: Config, span: Span) -> Insn:
+    return decode_insn(cfg, span.word)
+
+
+def popped_queues(insn: Insn, stage: Stage) -> list[TokenQueue]:
+    """The token queues an instruction of ``stage`` pops."""
+    return [q for (s, flag), q in POP_QUEUES.items() if s == stage and getattr(insn, flag)]
+
+
+def mac_iterations(insn: Insn) -> int:
+    if insn.opcode != Opcode.GEMM or insn.reset_reg:
+        return 0
+    return insn.iter_out * insn.iter_in * max(0, insn.uop_end - insn.uop_bgn)
+
+
+def _window(cfg: Config, label: str, cycles: int, spans: Sequence[Span]) -> Breakdown:
+    parts = dict.fromkeys(PARTS, 0)
+    macs = 0
+    busy = dict.fromkeys(Stage, 0)
+    mem = dict.fromkeys(Stage, 0)
+    compute_busy = 0
+    for s in spans:
+        busy[s.stage] += s.busy
+        mem[s.stage] += s.mem_wait
+        if s.stage != Stage.COMPUTE:
+            continue
+        insn = decode(cfg, s)
+        macs += mac_iterations(insn)
+        compute_busy += s.busy
+        pops = popped_queues(insn, Stage.COMPUTE)
+        wait_part = {(TokenQueue.L2G,): "load_stall", (TokenQueue.S2G,): "store_stall"}.get(
+            tuple(pops), "token_wait")
+        parts[wait_part] += s.pop_wait
+        parts["token_wait"] += s.push_wait
+        run_part = "uop_acc_load" if insn.opcode == Opcode.LOAD else "compute"
+        parts[run_part] += s.busy - s.pop_wait - s.push_wait
+    parts["idle"] = cycles - compute_busy
+    return Breakdown(label, cycles, parts, macs, len(spans), busy, mem)
+
+
+def run_breakdown(cfg: Config, run: Run, label: str) -> Breakdown:
+    """The whole run as one window."""
+    return _window(cfg, label, run.cycles, run.spans)
+
+
+def segment_breakdowns(cfg: Config, run: Run, segments: Sequence[Segment]) -> list[Breakdown]:
+    """One window per segment of ``run``. The compute stage is in order, so its instructions of a
+    segment run in one stretch: a window runs from the first compute cycle of its segment to the
+    first of the next (the first from cycle 0, the last to the end of the run), and the windows
+    add up to the run."""
+    starts = []
+    for seg in segments:
+        first = [s.start for s in run.spans
+                 if s.stage == Stage.COMPUTE and seg.first <= s.index <= seg.last]
+        starts.append(min(first) if first else None)
+    out = []
+    prev_end = 0
+    for k, seg in enumerate(segments):
+        nxt = next((t for t in starts[k + 1:] if t is not None), run.cycles)
+        spans = [s for s in run.spans if seg.first <= s.index <= seg.last]
+        out.append(_window(cfg, seg.label, nxt - prev_end, spans))
+        prev_end = nxt
+    return out

@@ -1,0 +1,157 @@
+"""Pipeline timelines from the RTL's event log: a Chrome-trace / Perfetto file and a picture.
+
+:func:`write_timeline` picks by the file's suffix:
+
+- ``.json``: Chrome trace event format (open in https://ui.perfetto.dev or chrome://tracing). One
+  process, three lanes (load, compute, store) with one slice per instruction named by its
+  disassembly, from the cycle its stage took it to the cycle it retired; the token waits are
+  slices of their own inside it (``wait l2g`` at its start, ``full g2s`` at its end); the slice's
+  arguments hold the index, the cycles it was dispatched, taken and retired, and its wait cycles.
+  A fourth lane has one slice per run (and per segment, a layer say); counter tracks show how
+  many instructions wait in each command queue. Time: 1 us in the viewer is one core cycle; runs
+  are laid end to end (the host's time between them is left out).
+- ``.png``: the same three lanes drawn to scale (colour per instruction kind, token waits grey),
+  and, when there are several runs or segments, the cycles of each split into parts
+  (:mod:`vtabench.report.breakdown`) with its MAC utilization: readable for thousands of
+  instructions, summarized per layer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from vtabench.report.breakdown import (Breakdown, Segment, decode, popped_queues,
+                                       run_breakdown, segment_breakdowns)
+from vtabench.report.trace import Run
+from vtabench.spec.contracts.stages import QUEUE_ENDS, Stage
+from vtabench.spec.isa.asm import format_insn
+
+if TYPE_CHECKING:
+    from vtabench.spec.config import Config
+
+SUFFIXES = (".json", ".png")
+#: lane (tid) of the runs / segments slices, below the three stages
+RUNS_LANE = len(Stage)
+
+
+def pushed_queues(insn: Any, stage: Stage) -> list[str]:
+    return [q.name.lower() for q, ends in QUEUE_ENDS.items()
+            if ends.producer == stage and getattr(insn, ends.push_flag)]
+
+
+def run_labels(runs: Sequence[Run], labels: Sequence[str] | None) -> list[str]:
+    if labels is not None and len(labels) != len(runs):
+        raise ValueError(f"{len(labels)} labels for {len(runs)} runs")
+    return list(labels) if labels is not None else [
+        f"run {k + 1} ({r.insn_count} instructions)" for k, r in enumerate(runs)]
+
+
+def chrome_trace(cfg: Config, runs: Sequence[Run], labels: Sequence[str] | None = None,
+                 segments: dict[int, Sequence[Segment]] | None = None) -> dict[str, Any]:
+    """The trace as a Chrome trace-event document. ``labels``: one name per run; ``segments``:
+    run number -> named instruction ranges of that run (layers), drawn in the runs lane."""
+    names = run_labels(runs, labels)
+    ev: list[dict[str, Any]] = [
+        {"ph": "M", "pid": 0, "name": "process_name", "args": {"name": f"VTA core ({cfg.name})"}}]
+    for tid, lane in [*((s.value, s.name.lower()) for s in Stage), (RUNS_LANE, "runs")]:
+        ev.append({"ph": "M", "pid": 0, "tid": tid, "name": "thread_name",
+                   "args": {"name": lane}})
+        ev.append({"ph": "M", "pid": 0, "tid": tid, "name": "thread_sort_index",
+                   "args": {"sort_index": tid}})
+    offset = 0
+    for k, run in enumerate(runs):
+        args: dict[str, Any] = {"instructions": run.insn_count, "cycles": run.cycles}
+        if run.counters is not None:
+            args.update({"error": run.counters.error,
+                         **{f"{s.name.lower()}_busy": n for s, n in run.counters.busy.items()}})
+        ev.append({"ph": "X", "pid": 0, "tid": RUNS_LANE, "name": names[k], "cat": "run",
+                   "ts": offset, "dur": run.cycles, "args": args})
+        ev += _segment_events(cfg, run, (segments or {}).get(k, ()), offset)
+        ev += _span_events(cfg, run, offset)
+        ev += _queue_counters(run, offset)
+        offset += run.cycles
+    return {"traceEvents": ev,
+            "otherData": {"config": cfg.name, "time_unit": "1 us = 1 core cycle",
+                          "runs": len(runs)}}
+
+
+def _segment_events(cfg: Config, run: Run, segments: Sequence[Segment],
+                    offset: int) -> list[dict[str, Any]]:
+    out = []
+    start = 0
+    for b in segment_breakdowns(cfg, run, segments):
+        out.append({"ph": "X", "pid": 0, "tid": RUNS_LANE, "name": b.label, "cat": "segment",
+                    "ts": offset + start, "dur": b.cycles,
+                    "args": {"utilization": round(b.utilization, 4), **b.parts}})
+        start += b.cycles
+    return out
+
+
+def _span_events(cfg: Config, run: Run, offset: int) -> list[dict[str, Any]]:
+    out = []
+    for s in run.spans:
+        insn = decode(cfg, s)
+        tid = s.stage.value
+        out.append({"ph": "X", "pid": 0, "tid": tid, "name": format_insn(cfg, insn),
+                    "cat": insn.describe(), "ts": offset + s.start, "dur": s.busy,
+                    "args": {"index": s.index, "dispatch": s.dispatch, "take": s.take,
+                             "retire": s.retire, "pop_wait": s.pop_wait,
+                             "mem_wait": s.mem_wait, "push_wait": s.push_wait}})
+        if s.pop_wait:
+            pops = "+".join(q.name.lower() for q in popped_queues(insn, s.stage))
+            out.append({"ph": "X", "pid": 0, "tid": tid, "name": f"wait {pops}",
+                        "cat": "token wait", "ts": offset + s.start, "dur": s.pop_wait})
+        if s.push_wait:
+            out.append({"ph": "X", "pid": 0, "tid": tid,
+                        "name": f"full {'+'.join(pushed_queues(insn, s.stage))}",
+                        "cat": "token wait", "ts": offset + s.end - s.push_wait,
+                        "dur": s.push_wait})
+    return out
+
+
+def _queue_counters(run: Run, offset: int) -> list[dict[str, Any]]:
+    """Counter tracks: instructions in each command queue (dispatched, not yet taken)."""
+    out = []
+    for stage in Stage:
+        steps: dict[int, int] = {}
+        for s in run.stage_spans(stage):
+            steps[s.dispatch + 1] = steps.get(s.dispatch + 1, 0) + 1
+            steps[s.take + 1] = steps.get(s.take + 1, 0) - 1
+        level = 0
+        for t in sorted(steps):
+            level += steps[t]
+            out.append({"ph": "C", "pid": 0, "name": f"{stage.name.lower()} queue",
+                        "ts": offset + t, "args": {"instructions": level}})
+    return out
+
+
+def write_timeline(path: str | Path, cfg: Config, runs: Sequence[Run],
+                   labels: Sequence[str] | None = None,
+                   segments: dict[int, Sequence[Segment]] | None = None) -> Path:
+    """Write the timeline of ``runs`` to ``path`` (.json or .png, see the module docstring)."""
+    path = Path(path)
+    if path.suffix not in SUFFIXES:
+        raise ValueError(f"timeline {path}: the name must end in {' or '.join(SUFFIXES)}")
+    if not runs:
+        raise ValueError(f"timeline {path}: the trace holds no run")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".json":
+        path.write_text(json.dumps(chrome_trace(cfg, runs, labels, segments)))
+    else:
+        from vtabench.report.plots import timeline_figure
+
+        timeline_figure(cfg, runs, run_labels(runs, labels), segments or {}).savefig(path)
+    return path
+
+
+def windows(cfg: Config, runs: Sequence[Run], labels: Sequence[str],
+            segments: dict[int, Sequence[Segment]]) -> list[Breakdown]:
+    """The breakdown windows of a timeline: each run's segments, or the run itself."""
+    out: list[Breakdown] = []
+    for k, run in enumerate(runs):
+        segs = segments.get(k)
+        out += segment_breakdowns(cfg, run, segs) if segs else [run_breakdown(cfg, run,
+                                                                                labels[k])]
+    return out
