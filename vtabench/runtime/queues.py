@@ -77,3 +77,17 @@ class StageQueues:
         for st in Stage:
             if self._pending_pop[st]:
                 self.noop(st)
+
+    def fence_finish(self) -> None:
+        """Order every STORE before the FINISH that follows, as upstream's runtime does
+        (``Synchronize``): the last instruction of the store stage pushes s2g and a compute no-op
+        pops it. Upstream's cores report done when the compute stage executes FINISH, so without
+        it the host could read an output whose STORE has not landed (docs/isa.md section 3).
+        Nothing to do without a STORE, or when the last one pushes s2g already: the pop that
+        takes that token precedes FINISH in the compute queue."""
+        last = self._stage_last.get(Stage.STORE)
+        if last is None or getattr(self.insns[last], PUSH_FLAG[(Stage.STORE, TokenQueue.S2G)]):
+            return
+        self.dep_push(Stage.STORE, Stage.COMPUTE)
+        self.dep_pop(Stage.STORE, Stage.COMPUTE)
+        self.place_pending_pops()

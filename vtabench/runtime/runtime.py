@@ -257,11 +257,12 @@ class Runtime:
             self.sync()
 
     def sync(self) -> RunResult | None:
-        """Run everything queued (adds FINISH) and wait for it. Returns the RunResult (None if
-        nothing was queued)."""
+        """Run everything queued (adds FINISH, fenced behind the last STORE) and wait for it.
+        Returns the RunResult (None if nothing was queued)."""
         if not self.insns:
             return None
         self._queues.place_pending_pops()
+        self._queues.fence_finish()
         self._queues.append(Insn(Opcode.FINISH))
         insns = self.insns
         if len(insns) > self.insn_capacity:

@@ -9,6 +9,11 @@ the largest index a micro-op reaches is its own index plus ``(iter_out - 1) * fa
 (iter_in - 1) * factor_in``; one vector comparison per GEMM / ALU finds the first micro-op that
 overflows. The micro-op buffer is modelled from the DRAM image: LOAD UOP, GEMM and ALU all run in
 the compute stage, whose queue is in order, so stream order is their execution order.
+
+``upstream_completion=True`` adds upstream's completion rule (docs/isa.md section 3): upstream's
+cores raise "done" when the compute stage executes FINISH, so every STORE must be ordered before
+FINISH by the queues and tokens (:func:`check_upstream_completion`). :func:`validate_stream`
+checks the rules that need no DRAM image (encoding, routing, FINISH, tokens).
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ from vtabench.spec.config import Config
 from vtabench.spec.isa.insn import INSN_FIELD_NAMES, EncodeError, Insn, decode_program, decode_uops
 from vtabench.spec.isa.layout import (ENUM_FIELDS, AluOp, MemType, Opcode, insn_layout, mem_depth,
                                  mem_elem_bytes)
-from vtabench.spec.tokens import (DEFAULT_STAGE_ORDER, POP_QUEUES, PUSH_QUEUES, Stage, schedule,
-                               stage_of)
+from vtabench.spec.tokens import (DEFAULT_STAGE_ORDER, POP_QUEUES, PUSH_QUEUES, Stage, TokenQueue,
+                                  schedule, stage_of)
 
 TOKEN_FLAGS = ("pop_prev_dep", "pop_next_dep", "push_prev_dep", "push_next_dep")
 PAD_FIELDS = ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")
@@ -46,22 +51,110 @@ class ValidationError(ValueError):
 
 
 def validate_program(cfg: Config, insns: Sequence[Insn],
-                     dram_bytes: np.ndarray | bytes | bytearray | memoryview) -> None:
+                     dram_bytes: np.ndarray | bytes | bytearray | memoryview, *,
+                     upstream_completion: bool = False) -> None:
     """Check ``insns`` against every rule, with ``dram_bytes`` the device memory image (its
-    length is the DRAM size; LOAD UOPs read the micro-ops the index checks use from it)."""
+    length is the DRAM size; LOAD UOPs read the micro-ops the index checks use from it).
+    ``upstream_completion``: also upstream's completion rule (:func:`check_upstream_completion`)."""
     validated_order(cfg, insns, dram_bytes)
+    if upstream_completion:
+        check_upstream_completion(insns)
+
+
+def validate_stream(cfg: Config, insns: Sequence[Insn], *,
+                    upstream_completion: bool = False) -> None:
+    """The rules that need no DRAM image: encoding, routing, padding of no-ops, FINISH, the
+    token protocol (and, with ``upstream_completion``, upstream's completion rule). DRAM ranges
+    and micro-op indices are not checked: :func:`validate_program` does."""
+    _validated_order(cfg, insns, None, DEFAULT_STAGE_ORDER)
+    if upstream_completion:
+        check_upstream_completion(insns)
 
 
 def validate_binary(cfg: Config, data: bytes,
-                    dram_bytes: np.ndarray | bytes | bytearray | memoryview) -> list[Insn]:
+                    dram_bytes: np.ndarray | bytes | bytearray | memoryview, *,
+                    upstream_completion: bool = False) -> list[Insn]:
     """Decode a binary instruction stream and validate it; undecodable records are reported as
     ValidationError with their index and field. Returns the instructions."""
+    insns = decode_binary(cfg, data)
+    validate_program(cfg, insns, dram_bytes, upstream_completion=upstream_completion)
+    return insns
+
+
+def decode_binary(cfg: Config, data: bytes) -> list[Insn]:
+    """Decode a binary instruction stream; an undecodable record is a ValidationError with its
+    index and field."""
     try:
-        insns = decode_program(cfg, data)
+        return decode_program(cfg, data)
     except EncodeError as exc:
         raise ValidationError(str(exc), exc.index, exc.field) from None
-    validate_program(cfg, insns, dram_bytes)
-    return insns
+
+
+def check_upstream_completion(insns: Sequence[Insn]) -> None:
+    """Upstream's completion rule: no STORE can execute after FINISH.
+
+    Upstream's HLS and Chisel cores raise "done" when the compute stage executes FINISH, and
+    upstream's C++ functional simulator stops once FINISH is the last instruction executed; a
+    STORE that the queues and tokens do not order before FINISH may still be writing when the
+    host reads its output. A STORE is ordered before FINISH when a chain of same-queue order
+    (each stage runs its instructions in stream order) and tokens (the k-th pop of a queue waits
+    for its k-th push) leads from it to FINISH; upstream's runtime builds one by fencing FINISH:
+    the last STORE pushes s2g, a compute no-op pops it, then FINISH. Raises ValidationError at
+    the first STORE that can run after FINISH. The program must pass the token checks first
+    (validate_program or validate_stream)."""
+    n = len(insns)
+    if n == 0 or insns[-1].opcode != Opcode.FINISH:
+        raise ValidationError("the program must end with FINISH", n - 1 if n else None, "opcode")
+    result = schedule(insns)
+    if result.deadlock is not None:
+        d = result.deadlock
+        raise ValidationError(f"instruction {d.index}: deadlock: {d.describe()}", d.index, d.flag)
+    stages = [stage_of(i) for i in insns]
+    stores = [k for k, st in enumerate(stages) if st == Stage.STORE]
+    if not stores:
+        return
+    # Per instruction: for each stage, the last (in that stage's order) instruction of the stage
+    # that happens before it, as a position in the stage's list (-1: none). Instructions are
+    # visited in an execution order, in which every predecessor comes first.
+    pos = [0] * n
+    count = [0, 0, 0]
+    for k, st in enumerate(stages):
+        pos[k] = count[st]
+        count[st] += 1
+    pushers: dict[TokenQueue, list[int]] = {q: [] for q in TokenQueue}
+    for k, insn in enumerate(insns):
+        for q in _queues(PUSH_QUEUES, stages[k], insn):
+            pushers[q].append(k)
+    popped = {q: 0 for q in TokenQueue}
+    last_of_stage: list[int | None] = [None, None, None]
+    before: list[list[int]] = [[]] * n
+    for k in result.order:
+        st = stages[k]
+        hb = [-1, -1, -1]
+        preds = [last_of_stage[st]]
+        for q in _queues(POP_QUEUES, st, insns[k]):
+            preds.append(pushers[q][popped[q]])
+            popped[q] += 1
+        for p in preds:
+            if p is not None:
+                hb = [max(a, b) for a, b in zip(hb, before[p], strict=True)]
+        hb[st] = pos[k]
+        before[k] = hb
+        last_of_stage[st] = k
+    done = before[n - 1][Stage.STORE]
+    late = [k for k in stores if pos[k] > done]
+    if late:
+        first = late[0]
+        raise ValidationError(
+            f"instruction {first} ({_kind(insns[first])}): can execute after FINISH (instruction "
+            f"{n - 1}), {len(late)} STORE(s) in all: upstream's cores report done when the compute "
+            f"stage executes FINISH; fence it: the last STORE pushes s2g (push_prev_dep), a "
+            f"compute no-op pops it (pop_next_dep), then FINISH", first, None)
+
+
+def _queues(table: dict[tuple[Stage, str], TokenQueue], stage: Stage,
+            insn: Insn) -> list[TokenQueue]:
+    return [q for (s, flag), q in table.items() if s == stage and getattr(insn, flag)]
 
 
 def validated_order(cfg: Config, insns: Sequence[Insn],
@@ -69,7 +162,12 @@ def validated_order(cfg: Config, insns: Sequence[Insn],
                     stage_order: Sequence[Stage] = DEFAULT_STAGE_ORDER) -> list[int]:
     """Validate and return the execution order of :func:`vtabench.spec.tokens.schedule` (with the
     given priority of the stages within a round)."""
-    dram = _as_bytes_array(dram_bytes)
+    return _validated_order(cfg, insns, _as_bytes_array(dram_bytes), stage_order)
+
+
+def _validated_order(cfg: Config, insns: Sequence[Insn], dram: np.ndarray | None,
+                     stage_order: Sequence[Stage]) -> list[int]:
+    """The rules, the DRAM-dependent ones only with an image (``dram``)."""
     n = len(insns)
     if n == 0:
         raise ValidationError("empty program: it must end with exactly one FINISH")
@@ -142,7 +240,7 @@ _ENUM_VALUES = {name: frozenset(int(e) for e in enum) for name, enum in ENUM_FIE
 class _Checker:
     """Per-instruction rules, with the micro-op buffer model they need."""
 
-    def __init__(self, cfg: Config, dram: np.ndarray, insns: Sequence[Insn]) -> None:
+    def __init__(self, cfg: Config, dram: np.ndarray | None, insns: Sequence[Insn]) -> None:
         self.cfg = cfg
         self.dram = dram
         self.n = len(insns)
@@ -166,6 +264,8 @@ class _Checker:
     def check(self, i: int, insn: Insn) -> None:
         op = self._encoding(i, insn)
         self._routing(i, insn, op)
+        if self.dram is None:
+            return
         if op == Opcode.LOAD or op == Opcode.STORE:
             self._load_store(i, insn, op)
         elif op == Opcode.GEMM or op == Opcode.ALU:
