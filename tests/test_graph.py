@@ -75,10 +75,12 @@ def test_small_partition(small):
     _, _, pkg, _ = small
     nodes = {n["name"]: n for n in pkg.manifest["nodes"]}
     vta = [n for n in nodes.values() if n["device"] == VTA and n["op"] != "copy"]
-    # 2 convs of block 1 (one with the residual), 3 of block 2, GAP, dense
-    assert len(vta) == 7
-    stem = [n for n in nodes.values() if n["op"] == "conv2d" and n["device"] == CPU]
-    assert len(stem) == 1 and "input channels 3" in stem[0]["reason"]
+    # the stem (3 input channels padded to a block), 2 convs of block 1 (one with the
+    # residual), 3 of block 2, GAP, dense: every operator with MACs
+    assert len(vta) == 8
+    assert not [n for n in nodes.values() if n["op"] in ("conv2d", "dense", "avgpool")
+                and n["device"] == CPU]
+    assert pkg.manifest["layers"]["conv1"]["shape"] == "16x16 16->16 k3 s1 p1"
     assert sum(1 for n in vta if n.get("epilogue") and ["residual"] in n["epilogue"]) == 2
     assert len(pkg.programs) == 1
 
@@ -91,7 +93,7 @@ def test_small_bit_identical(small, small_runs, target):
         for a, b in zip(r.outputs, ref, strict=True):
             assert np.array_equal(a, b), target
     prof = [r for r in res if r.layers]
-    assert len(prof) == 1 and len(prof[0].layers) == 7
+    assert len(prof) == 1 and len(prof[0].layers) == 8
     if target == "rtl":
         assert all(row["cycles"] > 0 for row in prof[0].layers)
         assert res[0].per_inference["cycles"] > 0
@@ -229,21 +231,23 @@ def test_propagation_order_independent():
             dev = {k: n.device for k, n in g.nodes.items()}
             assert (dev["a"], dev["b"], dev["c"]) == (VTA, CPU, consumer), (order, dev)
             assert dev["r"] == CPU, (order, consumer)  # a CPU neighbour on any side: CPU
-    # all neighbours on VTA -> VTA, whichever order
-    g = Graph()
-    g.add(Node("x", "input", [], (1, 16, 4, 4), "int8"))
-    cv = Node("cv", "conv2d", ["x"], (1, 16, 4, 4), "int8")
-    g.add(cv)
-    g.add(Node("r", "relax.reshape", ["cv"], (1, 256), "int8"))
-    dn = Node("dn", "dense", ["r"], (1, 16), "int8")
-    g.add(dn)
-    g.outputs = ["dn"]
-    cv.spec = dn.spec = _Spec()
-    passes.place(g)
-    assert g.nodes["r"].device == VTA
-    passes.insert_copies(g)
-    _copy_at_every_boundary(g)
-    assert sum(1 for n in g.nodes.values() if n.op == "copy") == 2
+    # all neighbours on VTA -> VTA, whichever order, if the reshape keeps VTA's layout
+    # ((1, C, 1, 1) <-> (1, C) are the same bytes; flattening a 4x4 map is not)
+    for hw, where in ((1, VTA), (4, CPU)):
+        g = Graph()
+        g.add(Node("x", "input", [], (1, 16, hw, hw), "int8"))
+        cv = Node("cv", "conv2d", ["x"], (1, 16, hw, hw), "int8")
+        g.add(cv)
+        g.add(Node("r", "relax.reshape", ["cv"], (1, 16 * hw * hw), "int8"))
+        dn = Node("dn", "dense", ["r"], (1, 16), "int8")
+        g.add(dn)
+        g.outputs = ["dn"]
+        cv.spec = dn.spec = _Spec()
+        passes.place(g)
+        assert g.nodes["r"].device == where, hw
+        passes.insert_copies(g)
+        _copy_at_every_boundary(g)
+        assert sum(1 for n in g.nodes.values() if n.op == "copy") == (2 if hw == 1 else 4)
 
 
 def test_fallback_unsupported_operator(cfg):
@@ -298,25 +302,32 @@ def test_cli_compile_run(tmp_path, small):
     assert np.array_equal(np.load(tmp_path / "y2.npy"), ref[0])
 
 
-def test_fallback_non_power_of_two_scale(cfg):
-    """A conv whose weight scale is not a power of two is not VTA arithmetic: it runs its own QDQ
-    chain on the CPU (float, llvm) - a fallback with a reason, not an error."""
+def _odd_weight_scale(model, conv_index: int, factor: float):
+    """``model`` with the weight scale of its conv ``conv_index`` multiplied by ``factor``."""
     import onnx
     from onnx import numpy_helper
 
-    model = small_resnet(logits=True)
     g = model.graph
     inits = {i.name: i for i in g.initializer}
-    conv = [n for n in g.node if n.op_type == "Conv"][2]  # block 1, second conv (residual)
+    conv = [n for n in g.node if n.op_type == "Conv"][conv_index]
     dqw = next(n for n in g.node if n.output[0] == conv.input[1])
-    s = float(numpy_helper.to_array(inits[dqw.input[1]])) * 1.5
+    s = float(numpy_helper.to_array(inits[dqw.input[1]])) * factor
     g.initializer.append(numpy_helper.from_array(np.array(s, np.float32), "odd_scale"))
     dqw.input[1] = "odd_scale"
     onnx.checker.check_model(model)
+    return model
+
+
+def test_non_power_of_two_scale_on_vta(cfg):
+    """A conv whose weight scale is not a power of two requantizes with an integer multiplier
+    (ALU MUL) on VTA: bit-identical to the integer reference, within one step of
+    onnxruntime."""
+    model = _odd_weight_scale(small_resnet(logits=True), 2, 1.5)  # block 1's second conv
     pkg = compile_model(model, cfg, profile=False)
-    cpu = [n for n in pkg.manifest["nodes"] if n["op"] == "conv2d" and n["device"] == CPU]
-    assert len(cpu) == 2  # the stem and the odd one
-    assert any("not a power of two" in n["reason"] for n in cpu)
+    odd = [n for n in pkg.manifest["nodes"] if n["op"] == "conv2d"
+           and any(e[0] in ("mul_imm", "chan_mul") for e in n["epilogue"])]
+    assert len(odd) == 1 and odd[0]["device"] == VTA
+    assert all(n["device"] == VTA for n in pkg.manifest["nodes"] if n["op"] == "conv2d")
     x = np.random.default_rng(7).normal(0, 1, (1, 3, 16, 16)).astype(np.float32)
     r = run_package(pkg, "fsim", [x])[0]
     ref = run_package(reference_package(model, cfg), "fsim", [x])[0]
@@ -325,6 +336,29 @@ def test_fallback_non_power_of_two_scale(cfg):
     import onnxruntime as ort
     o = ort.InferenceSession(model.SerializeToString()).run(None, {"input": x})
     assert (np.abs(r.outputs[1] - o[1]) / 2.0 ** -3).max() <= 1.0 + 1e-6
+
+
+def test_fallback_no_integer_form(cfg):
+    """A weight zero point that leaves the int8 range has no integer form: that conv runs its
+    own QDQ chain on the CPU (float, llvm), with the reason; the rest stays on VTA."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = small_resnet(logits=True)
+    g = model.graph
+    conv = [n for n in g.node if n.op_type == "Conv"][2]
+    dqw = next(n for n in g.node if n.output[0] == conv.input[1])
+    g.initializer.append(numpy_helper.from_array(np.array(100, np.int8), "odd_zero"))
+    dqw.input[2] = "odd_zero"
+    onnx.checker.check_model(model)
+    pkg = compile_model(model, cfg, profile=False)
+    cpu = [n for n in pkg.manifest["nodes"] if n["op"] == "conv2d" and n["device"] == CPU]
+    assert len(cpu) == 1 and "zero point" in cpu[0]["reason"]
+    x = np.random.default_rng(7).normal(0, 1, (1, 3, 16, 16)).astype(np.float32)
+    r = run_package(pkg, "fsim", [x])[0]
+    ref = run_package(reference_package(model, cfg), "fsim", [x])[0]
+    for a, b in zip(r.outputs, ref.outputs, strict=True):
+        assert np.array_equal(a, b)
 
 
 @pytest.mark.parametrize("target", TARGETS)

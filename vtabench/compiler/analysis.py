@@ -100,6 +100,9 @@ class AluNest(Nest):
     dst: Access
     src: Access | None  # the second accumulator operand, or None with an immediate
     imm: int | None
+    # ADD of src * src_scale (an immediate or a second accumulator tile): src is multiplied in
+    # place first
+    src_scale: int | Access | None = None
 
 
 @dataclass
@@ -275,6 +278,8 @@ class _Analyzer(OperatorVisitor):
         for cls, op in _ALU_BINARY:
             if isinstance(value, cls):
                 return op, value.a, value.b
+        if isinstance(value, tirx.Sub) and is_int_imm(value.b):  # x + (-c), simplified
+            return AluOp.ADD, value.a, tirx.const(-int(value.b.value), "int32")
         if isinstance(value, (tirx.RShift, tirx.LShift)):
             left, a, b = isinstance(value, tirx.LShift), value.a, value.b
         elif isinstance(value, tvm.ir.Call) and value.op.name in ("tirx.shift_right",
@@ -288,11 +293,31 @@ class _Analyzer(OperatorVisitor):
             b = tirx.const(-int(b.value), "int32")
         return AluOp.SHR, a, b
 
+    @staticmethod
+    def _scaled_operand(e: Any) -> tuple[Any, Any] | None:
+        """``int8 tile * (imm or int32 tile)`` (either order, casts stripped) -> (the int8 load,
+        the scale), else None."""
+        e = strip_cast(e)
+        if not isinstance(e, tirx.Mul):
+            return None
+        for x, c in ((e.a, e.b), (e.b, e.a)):
+            x, c = strip_cast(x), strip_cast(c)
+            if is_load(x) and str(x.source.dtype) == "int8" and (is_int_imm(c) or is_load(c)):
+                return x, c
+        return None
+
     def _alu(self, name: str, dst: Any, dind: Any, value: Any,
              loops: list[tirx.For]) -> AluNest:
         op, a, b = self._alu_operands(name, value)
+        scale = None
+        if op == AluOp.ADD:
+            for x, y in ((a, b), (b, a)):
+                scaled = self._scaled_operand(y)
+                if scaled is not None and is_load(strip_cast(x)):
+                    a, (b, scale) = x, scaled
+                    break
         a, b = strip_cast(a), strip_cast(b)
-        if not is_load(a) and is_load(b) and op != AluOp.SHR:
+        if not is_load(a) and is_load(b) and op != AluOp.SHR and scale is None:
             a, b = b, a
         if not is_load(a) or scope(a.source) != ACC_SCOPE:
             raise CompileError(f"block {name}: first operand of {value} is not an accumulator")
@@ -322,8 +347,23 @@ class _Analyzer(OperatorVisitor):
         if imm is None:
             src = self._access(name, b.source, linear(flat_index(b.source, b.indices), lvars),
                                escal, lanes)
+        src_scale: int | Access | None = None
+        if scale is not None:
+            if src is None or src.buf.name == dst_access.buf.name:
+                raise CompileError(f"block {name}: a scaled operand must be a second "
+                                   f"accumulator tile ({value})")
+            if is_int_imm(scale):
+                src_scale = int(scale.value)
+                if not IMM_MIN <= src_scale <= IMM_MAX:
+                    raise CompileError(f"block {name}: immediate {src_scale} outside "
+                                       f"[{IMM_MIN}, {IMM_MAX}]")
+            elif scope(scale.source) == ACC_SCOPE:
+                src_scale = self._access(name, scale.source, linear(
+                    flat_index(scale.source, scale.indices), lvars), escal, lanes)
+            else:
+                raise CompileError(f"block {name}: scale {scale} is not an accumulator tile")
         return AluNest(name, [loops[i] for i in keep], [ext[i] for i in keep], op=op,
-                       dst=dst_access, src=src, imm=imm)
+                       dst=dst_access, src=src, imm=imm, src_scale=src_scale)
 
     def _gemm(self, name: str, blk: s_tir.SBlock, call: Any, loops: list[tirx.For]) -> GemmNest:
         if not isinstance(call, tvm.ir.Call) or call.op.name != GEMM_OP:

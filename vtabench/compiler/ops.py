@@ -11,10 +11,21 @@ STORE does, so clip first to saturate):
 
 * ``("bias",)``: add an int32 per-output-channel bias, shape ``(1, O/BO, 1, 1, BATCH, BO)`` for
   conv (``(1, M/BO, BATCH, BO)`` for dense), loaded with LOAD ACC;
-* ``("shift", s)``: requantize by a rounding right shift, ``(x + 2^(s-1)) >> s`` (two stages:
-  ADD imm, SHR imm);
+* ``("bias_map",)``: add an int32 tensor of the output's shape (LOAD ACC of a full tile: a
+  bias that differs per pixel, e.g. zero-point corrections at padded borders);
+* ``("shift", s)``: requantize by a rounding right shift, ``floor((x + 2^(s-1)) / 2^s)``: ADD
+  imm 2^(s-1), SHR imm s while 2^(s-1) fits the immediate, else SHR s-1, ADD 1, SHR 1 (the same
+  value: ``floor((x + 2^(s-1)) / 2^s) == floor((floor(x / 2^(s-1)) + 1) / 2)``);
+* ``("mul_imm", m)``: multiply by an immediate (ALU MUL imm); ``("chan_mul",)``: multiply by an
+  int32 per-output-channel tensor shaped like the bias (LOAD ACC, ALU MUL): requantization
+  multipliers, one per tensor or one per channel; ``("chan_max",)``, ``("chan_min",)``: the
+  maximum / minimum with such a tensor (bounds beyond the 16-bit immediates);
+* ``("add_imm", c)``: add an immediate (output zero points);
 * ``("relu",)``: ``max(x, 0)``; ``("clip", lo, hi)``: ``min(max(x, lo), hi)``;
 * ``("residual",)``: add an int8 tensor of the output's shape, loaded with LOAD ACC_8BIT;
+  ``("residual_mul",)``: add that tensor times an int32 per-output-channel multiplier (a second
+  input shaped like the bias; ALU MUL of the loaded tile by the loaded multipliers, then ADD): a
+  residual Add whose operands have different scales;
 * ``("mul",)``: multiply elementwise by an int8 tensor of the output's shape (ACC_8BIT, ALU MUL).
 """
 
@@ -36,7 +47,14 @@ class CompileError(ValueError):
     a layer that cannot be tiled into the on-chip buffers, ...)."""
 
 
-EPILOGUE_OPS = {"bias": 0, "shift": 1, "relu": 0, "clip": 2, "residual": 0, "mul": 0}
+EPILOGUE_OPS = {"bias": 0, "bias_map": 0, "shift": 1, "mul_imm": 1, "chan_mul": 0,
+                "chan_max": 0, "chan_min": 0, "add_imm": 1, "relu": 0, "clip": 2,
+                "residual": 0, "residual_mul": 0, "mul": 0}
+#: Epilogue ops that take an int32 per-output-channel tensor, and those that take a tensor of the
+#: output's shape (int8 for residual, residual_mul and mul; int32 for bias_map). residual_mul
+#: also takes per-channel multipliers.
+CHANNEL_OPERANDS = ("bias", "chan_mul", "chan_max", "chan_min")
+FULL_OPERANDS = ("bias_map", "residual", "residual_mul", "mul")
 
 
 #: Limits of the instruction fields the compiler fills from operator parameters.
@@ -54,13 +72,20 @@ def _check_epilogue(ep: tuple) -> tuple:
             raise CompileError(f"shift amount {op[1]} outside [0, 31]")
         if op[0] == "clip" and not (IMM_MIN <= op[1] <= op[2] <= IMM_MAX):
             raise CompileError(f"clip bounds {op[1:]} must be ordered {IMM_BITS}-bit immediates")
+        if op[0] in ("mul_imm", "add_imm") and not IMM_MIN <= op[1] <= IMM_MAX:
+            raise CompileError(f"{op[0]} {op[1]} is not a {IMM_BITS}-bit immediate")
         out.append(op)
     return tuple(out)
 
 
 @dataclass(frozen=True)
 class Conv2dSpec:
-    """conv2d, NCHW sizes in elements (channels are multiples of the block)."""
+    """conv2d, NCHW sizes in elements (channels are multiples of the block).
+
+    ``blockwise``: each output-channel block reads only the input-channel block of the same
+    index (``c == o``; weights ``(O/BO, 1, K, K, BO, BI)``): a depthwise convolution or a global
+    average pool with diagonal weight blocks, one GEMM per block instead of one per pair of
+    blocks."""
 
     n: int
     c: int
@@ -72,6 +97,7 @@ class Conv2dSpec:
     pad: int = 0
     epilogue: tuple = field(default=())
     name: str = "conv2d"
+    blockwise: bool = False
 
     @property
     def out_h(self) -> int:
@@ -83,7 +109,10 @@ class Conv2dSpec:
 
     @property
     def macs(self) -> int:
-        return self.n * self.o * self.out_h * self.out_w * self.c * self.k * self.k
+        """Multiply-accumulates of the operator (a blockwise conv: one input channel per
+        output channel, not the zeros of its diagonal blocks)."""
+        cin = 1 if self.blockwise else self.c
+        return self.n * self.o * self.out_h * self.out_w * cin * self.k * self.k
 
     def check(self, cfg: Config) -> None:
         for what, v, b in (("batch", self.n, cfg.batch), ("input channels", self.c, cfg.block_in),
@@ -91,6 +120,9 @@ class Conv2dSpec:
             if v % b:
                 raise CompileError(f"{self.name}: {what} {v} is not a multiple of {b} "
                                    f"({cfg.name})")
+        if self.blockwise and (self.c != self.o or cfg.block_in != cfg.block_out):
+            raise CompileError(f"{self.name}: a blockwise conv needs as many output as input "
+                               f"channels and square blocks")
         if self.out_h < 1 or self.out_w < 1:
             raise CompileError(f"{self.name}: empty output")
         if self.pad > PAD_MAX:
@@ -155,28 +187,49 @@ def _epilogue(acc: te.Tensor, ep: tuple, bias_shape: tuple[int, ...], out_shape:
     for k, op in enumerate(_check_epilogue(ep)):
         kind = op[0]
         prev = x
-        if kind == "bias":
-            bias = te.placeholder(bias_shape, "int32", name=f"bias{k}")
-            inputs.append(bias)
-            acc_inputs.append((bias.op.name, f"ep{k}_bias"))
+        if kind in CHANNEL_OPERANDS:
+            t = te.placeholder(bias_shape, "int32", name=f"{kind}{k}")
+            inputs.append(t)
+            acc_inputs.append((t.op.name, f"ep{k}_{kind}"))
 
-            def fb(i, prev=prev, bias=bias):
+            def fb(i, prev=prev, t=t, kind=kind):
                 bi = [0] * rank
                 bi[chan_axis] = i[chan_axis]
                 bi[-2] = i[-2]
                 bi[-1] = i[-1]
-                return prev(*i) + bias(*bi)
-            x = _ew(out_shape, fb, f"ep{k}_bias")
+                a, b = prev(*i), t(*bi)
+                return {"bias": lambda: a + b, "chan_mul": lambda: a * b,
+                        "chan_max": lambda: te.max(a, b), "chan_min": lambda: te.min(a, b)
+                        }[kind]()
+            x = _ew(out_shape, fb, f"ep{k}_{kind}")
+            stages.append(x.op.name)
+        elif kind == "bias_map":
+            t = te.placeholder(out_shape, "int32", name=f"{kind}{k}")
+            inputs.append(t)
+            x = _ew(out_shape, lambda i, prev=prev, t=t: prev(*i) + t(*i), f"ep{k}_bias_map")
+            acc_inputs.append((t.op.name, x.op.name))
             stages.append(x.op.name)
         elif kind == "shift":
             s = op[1]
-            if s > 0:
-                x = _ew(out_shape, lambda i, prev=prev, s=s: prev(*i) + (1 << (s - 1)),
-                        f"ep{k}_round")
+            # (x + 2^(s-1)) >> s; when 2^(s-1) is not an immediate, ((x >> (s-1)) + 1) >> 1
+            steps: list[tuple[str, int]] = []
+            if s > 0 and (1 << (s - 1)) <= IMM_MAX:
+                steps = [("round", 1 << (s - 1)), ("shr", s)]
+            elif s > 0:
+                steps = [("shr", s - 1), ("round", 1), ("shr", 1)]
+            for j, (step, v) in enumerate(steps):
+                if step == "round":
+                    x = _ew(out_shape, lambda i, p=x, v=v: p(*i) + v, f"ep{k}_round{j}")
+                else:
+                    x = _ew(out_shape, lambda i, p=x, v=v: p(*i) >> v, f"ep{k}_shr{j}")
                 stages.append(x.op.name)
-                prev2 = x
-                x = _ew(out_shape, lambda i, prev2=prev2, s=s: prev2(*i) >> s, f"ep{k}_shr")
-                stages.append(x.op.name)
+        elif kind in ("mul_imm", "add_imm"):
+            v = op[1]
+            if kind == "mul_imm":
+                x = _ew(out_shape, lambda i, prev=prev, v=v: prev(*i) * v, f"ep{k}_mul_imm")
+            else:
+                x = _ew(out_shape, lambda i, prev=prev, v=v: prev(*i) + v, f"ep{k}_add_imm")
+            stages.append(x.op.name)
         elif kind == "relu":
             x = _ew(out_shape, lambda i, prev=prev: te.max(prev(*i), 0), f"ep{k}_relu")
             stages.append(x.op.name)
@@ -187,7 +240,7 @@ def _epilogue(acc: te.Tensor, ep: tuple, bias_shape: tuple[int, ...], out_shape:
             prev2 = x
             x = _ew(out_shape, lambda i, prev2=prev2, hi=hi: te.min(prev2(*i), hi), f"ep{k}_min")
             stages.append(x.op.name)
-        elif kind in ("residual", "mul"):
+        elif kind in ("residual", "residual_mul", "mul"):
             t = te.placeholder(out_shape, "int8", name=f"{kind}{k}")
             inputs.append(t)
             # The int8 tensor is cached into the accumulator scope as is (LOAD ACC_8BIT sign-
@@ -195,6 +248,19 @@ def _epilogue(acc: te.Tensor, ep: tuple, bias_shape: tuple[int, ...], out_shape:
             if kind == "residual":
                 x = _ew(out_shape, lambda i, prev=prev, t=t: prev(*i) + t(*i).astype("int32"),
                         f"ep{k}_add")
+            elif kind == "residual_mul":
+                # one stage; the emitter multiplies the loaded tile in place, then adds
+                m = te.placeholder(bias_shape, "int32", name=f"rscale{k}")
+                inputs.append(m)
+
+                def fm(i, prev=prev, t=t, m=m):
+                    bi = [0] * rank
+                    bi[chan_axis] = i[chan_axis]
+                    bi[-2] = i[-2]
+                    bi[-1] = i[-1]
+                    return prev(*i) + t(*i).astype("int32") * m(*bi)
+                x = _ew(out_shape, fm, f"ep{k}_add_mul")
+                acc_inputs.append((m.op.name, x.op.name))
             else:
                 x = _ew(out_shape, lambda i, prev=prev, t=t: prev(*i) * t(*i).astype("int32"),
                         f"ep{k}_mul")
@@ -210,7 +276,8 @@ def conv2d_te(spec: Conv2dSpec, cfg: Config) -> OpTE:
     H, W, K, S, P = spec.h, spec.w, spec.k, spec.stride, spec.pad
     Ho, Wo = spec.out_h, spec.out_w
     data = te.placeholder((N, C, H, W, B, BI), "int8", name="data")
-    wgt = te.placeholder((O, C, K, K, BO, BI), "int8", name="weight")
+    CW = 1 if spec.blockwise else C  # input-channel blocks per output block
+    wgt = te.placeholder((O, CW, K, K, BO, BI), "int8", name="weight")
     if P:
         src = te.compute(
             (N, C, H + 2 * P, W + 2 * P, B, BI),
@@ -219,13 +286,13 @@ def conv2d_te(spec: Conv2dSpec, cfg: Config) -> OpTE:
                 tirx.const(0, "int8")), name="pad")
     else:
         src = data
-    ic = te.reduce_axis((0, C), "ic")
+    ic = te.reduce_axis((0, CW), "ic")
     kh = te.reduce_axis((0, K), "kh")
     kw = te.reduce_axis((0, K), "kw")
     ii = te.reduce_axis((0, BI), "ii")
     out_shape = (N, O, Ho, Wo, B, BO)
     acc = te.compute(out_shape, lambda n, o, h, w, b, j: te.sum(
-        src[n, ic, h * S + kh, w * S + kw, b, ii].astype("int32")
+        src[n, o + ic if spec.blockwise else ic, h * S + kh, w * S + kw, b, ii].astype("int32")
         * wgt[o, ic, kh, kw, j, ii].astype("int32"), axis=[ic, kh, kw, ii]), name="conv")
     x, extra, stages, acc_inputs = _epilogue(acc, spec.epilogue, (1, O, 1, 1, B, BO),
                                                     out_shape, 1)

@@ -32,7 +32,14 @@ from typing import TYPE_CHECKING
 from tvm import s_tir, te
 
 from vtabench.compiler.intrin import intrin_names
-from vtabench.compiler.ops import CompileError, Conv2dSpec, DenseSpec, OpTE
+from vtabench.compiler.ops import (
+    CHANNEL_OPERANDS,
+    FULL_OPERANDS,
+    CompileError,
+    Conv2dSpec,
+    DenseSpec,
+    OpTE,
+)
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
@@ -82,8 +89,8 @@ def uop_count(extents: list[int]) -> int:
 def _extra_acc(ep: tuple) -> tuple[int, int]:
     """(number of full-tile int32 acc buffers, number of per-channel bias buffers) the epilogue
     needs besides the accumulator."""
-    full = sum(1 for op in ep if op[0] in ("residual", "mul"))
-    bias = sum(1 for op in ep if op[0] == "bias")
+    full = sum(1 for op in ep if op[0] in FULL_OPERANDS)
+    bias = sum(1 for op in ep if op[0] in (*CHANNEL_OPERANDS, "residual_mul"))
     return full, bias
 
 
@@ -92,7 +99,7 @@ def conv_footprint(spec: Conv2dSpec, t: Tiling) -> Footprint:
     iw = (t.w - 1) * spec.stride + spec.k
     full, bias = _extra_acc(spec.epilogue)
     return Footprint(
-        inp=t.ic * ih * iw,
+        inp=(t.oc if spec.blockwise else t.ic) * ih * iw,
         wgt=t.oc * t.ic * spec.k * spec.k,
         acc=t.oc * t.h * t.w * (1 + full) + t.oc * bias,
         uops=uop_count([t.oc, t.h, t.w, t.ic, spec.k, spec.k]))
@@ -123,8 +130,8 @@ def choose_conv_tiling(spec: Conv2dSpec, cfg: Config, double_buffer: bool = True
     O, C = spec.o // cfg.block_out, spec.c // cfg.block_in
     Ho, Wo = spec.out_h, spec.out_w
     best = None
-    for to, tc, th, tw in itertools.product(_divisors(O), _divisors(C), _divisors(Ho),
-                                            _divisors(Wo)):
+    for to, tc, th, tw in itertools.product(_divisors(O), [1] if spec.blockwise else
+                                            _divisors(C), _divisors(Ho), _divisors(Wo)):
         t = Tiling(oc=to, ic=tc, h=th, w=tw)
         fp = conv_footprint(spec, t)
         if _fits(cfg, fp, slots) is not None:
@@ -145,15 +152,17 @@ def _conv_cost(spec: Conv2dSpec, cfg: Config, t: Tiling, fp: Footprint) -> float
     GEMM work (fixed); lower is better."""
     O, C = spec.o // cfg.block_out, spec.c // cfg.block_in
     tiles = (O // t.oc) * (spec.out_h // t.h) * (spec.out_w // t.w) * (spec.n // cfg.batch)
-    chunks = tiles * (C // t.ic)
+    chunks = tiles * (1 if spec.blockwise else C // t.ic)
     inp_bytes = chunks * fp.inp * cfg.inp_elem_bytes
     wgt_bytes = chunks * fp.wgt * cfg.wgt_elem_bytes
     out_bytes = tiles * t.oc * t.h * t.w * cfg.out_elem_bytes
-    load_rows = chunks * (t.ic * ((t.h - 1) * spec.stride + spec.k) + t.oc)
+    inp_blocks = t.oc if spec.blockwise else t.ic
+    load_rows = chunks * (inp_blocks * ((t.h - 1) * spec.stride + spec.k) + t.oc)
     insns = chunks * 4 + tiles * (4 + len(spec.epilogue) * 2) + load_rows
     uop_bytes = chunks * fp.uops * 4
     transfer = (inp_bytes + wgt_bytes + out_bytes + uop_bytes) / 8
-    compute = spec.macs / cfg.macs_per_cycle
+    gemm_macs = spec.macs * (cfg.block_in if spec.blockwise else 1)
+    compute = gemm_macs / cfg.macs_per_cycle
     # With double buffering transfers overlap compute; without, they add up.
     return max(transfer, compute) + 0.25 * min(transfer, compute) + insns * 20
 
@@ -209,8 +218,8 @@ def _epilogue_schedule(sch: s_tir.Schedule, op: OpTE, tile_loop: s_tir.LoopRV) -
     out = sch.get_sblock("out")
     sch.reverse_compute_at(out, tile_loop)
     sch.annotate(out, "vta.dma", 1)
-    # Extra inputs of the epilogue (bias int32, residual / multiplier int8) are cached into the
-    # accumulator scope at the tile loop: LOAD ACC, or LOAD ACC_8BIT for int8.
+    # Extra inputs of the epilogue (int32 biases and multipliers, int8 residuals) are cached
+    # into the accumulator scope at the tile loop: LOAD ACC, or LOAD ACC_8BIT for int8.
     for inp_name, stage in op.acc_inputs:
         blk = sch.get_sblock(stage)
         cr = sch.cache_read(blk, _read_index(sch, blk, inp_name), ACC)

@@ -14,7 +14,7 @@ from vtabench.compiler.analysis import AluNest, GemmNest
 from vtabench.compiler.sink import InstructionSink
 from vtabench.compiler.tir_expr import Env
 from vtabench.runtime import UopKernel, UopKernelBuilder
-from vtabench.spec.isa.layout import MemType
+from vtabench.spec.isa.layout import AluOp, MemType
 
 
 def emit_uop_nest(rt: InstructionSink, n: GemmNest | AluNest, env: Env,
@@ -38,6 +38,11 @@ def emit_uop_nest(rt: InstructionSink, n: GemmNest | AluNest, env: Env,
         src0, src_c = addr.sram(n.src, e0, MemType.ACC), n.src.coefs
     else:  # immediate operand
         src0, src_c = 0, zeros
+    if isinstance(n.src_scale, int):  # scale the second operand's tile in place first
+        rt.alu(_kernel(n.extents, src0, src_c, 0, zeros, 0, zeros), AluOp.MUL, n.src_scale)
+    elif n.src_scale is not None:  # ... by a tile of multipliers
+        m0, m_c = addr.sram(n.src_scale, e0, MemType.ACC), n.src_scale.coefs
+        rt.alu(_kernel(n.extents, src0, src_c, m0, m_c, 0, zeros), AluOp.MUL, None)
     rt.alu(_kernel(n.extents, dst0, n.dst.coefs, src0, src_c, 0, zeros), n.op, n.imm)
 
 

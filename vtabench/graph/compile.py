@@ -12,6 +12,7 @@ model), and each ``sync`` gives one program (instruction bytes). A second runtim
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -23,7 +24,14 @@ from vtabench.graph import passes
 from vtabench.graph.cpu_functions import build_cpu_module
 from vtabench.graph.frontend import import_onnx, to_graph
 from vtabench.graph.ir import CPU, VTA, Graph, Node
-from vtabench.graph.pack import pack_bias, pack_conv_weight, pack_dense_weight
+from vtabench.graph.pack import (
+    pack_act,
+    pack_bias,
+    pack_blockwise_weight,
+    pack_conv_weight,
+    pack_dense_weight,
+    phys_shape,
+)
 from vtabench.graph.package import Package, Program
 from vtabench.graph.record import RecordingDevice
 from vtabench.runtime import DeviceBuffer, Runtime
@@ -31,10 +39,15 @@ from vtabench.spec.config import Config, load_config
 
 
 def prepare_graph(model: Any, cfg: Any, force_cpu: set[str] | None = None,
-                  all_cpu: bool = False) -> Graph:
-    """Import, partition, fuse, annotate, place, insert copies."""
-    g = to_graph(import_onnx(model))
+                  all_cpu: bool = False, shapes: dict[str, list[int]] | None = None) -> Graph:
+    """Import, partition, fold activations and residual Adds, lower to integer forms,
+    annotate, place, insert copies."""
+    g = to_graph(import_onnx(model, shapes))
+    passes.fold_activations(g)
     passes.fuse_residuals(g)
+    passes.fold_activations(g)
+    passes.lower_integer(g)
+    passes.insert_conversions(g)
     if all_cpu:
         for n in g.nodes.values():
             if n.is_candidate:
@@ -72,14 +85,18 @@ def compile_graph(g: Graph, cfg: Config, profile: bool = True,
 
     # VTA: memory plan + programs
     dev = RecordingDevice(cfg)
-    vta_nodes = [u for u in units if g.nodes[u].device == VTA and g.nodes[u].op != "copy"]
+    vta_nodes = [u for u in units if g.nodes[u].device == VTA and g.nodes[u].spec is not None]
     tensors: dict[str, dict[str, Any]] = {
-        u: {"addr": None, "nbytes": int(np.prod(g.nodes[u].shape)),
+        u: {"addr": None, "nbytes": int(np.prod(phys_shape(g.nodes[u].shape, cfg))),
             "shape": list(g.nodes[u].shape)}
         for u in units if g.nodes[u].device == VTA}
     rt = Runtime(dev, sync="batch", insn_capacity=1 << 16)
-    for t in tensors.values():
-        t["addr"] = rt.alloc(t["nbytes"]).addr
+    for u in g.topo():  # a layout-neutral reshape on VTA is its input's bytes
+        if u in tensors:
+            n = g.nodes[u]
+            alias = n.op in passes.NEUTRAL_OPS and n.op != "copy"
+            tensors[u]["addr"] = (tensors[n.inputs[0]]["addr"] if alias
+                                  else rt.alloc(tensors[u]["nbytes"]).addr)
     ops: dict[str, CompiledOp] = {}
     binds: dict[str, dict[str, DeviceBuffer]] = {}  # node -> the operator's buffers
     layers: dict[str, dict[str, Any]] = {}
@@ -136,27 +153,40 @@ def compile_graph(g: Graph, cfg: Config, profile: bool = True,
 
 def _bind_operands(rt: Runtime, n: Node, op: CompiledOp, tensors: dict[str, dict[str, Any]],
                    cfg: Config) -> dict[str, DeviceBuffer]:
-    """Write node ``n``'s packed weight and bias through ``rt`` (into the static image) and
-    name the device buffer of every operand of its compiled operator."""
-    conv = n.op == "conv2d"
-    w = pack_conv_weight(n.q.weight, cfg) if conv else pack_dense_weight(n.q.weight, cfg)
-    b = pack_bias(n.q.bias, cfg, conv)
-    wbuf, bbuf = rt.alloc(w.nbytes), rt.alloc(b.nbytes)
-    rt.write(wbuf, w)
-    rt.write(bbuf, b)
+    """Write node ``n``'s packed weight and epilogue tensors through ``rt`` (into the static
+    image) and name the device buffer of every operand of its compiled operator."""
+    conv = isinstance(n.spec, Conv2dSpec)
 
     def tensor(name: str) -> DeviceBuffer:
         return DeviceBuffer(tensors[name]["addr"], tensors[name]["nbytes"])
 
-    bind = {"weight": wbuf, "out": tensor(n.name)}
+    def static(a: np.ndarray) -> DeviceBuffer:
+        buf = rt.alloc(a.nbytes)
+        rt.write(buf, a)
+        return buf
+
+    bind = {"out": tensor(n.name), "data": tensor(n.inputs[0])}
     for name in op.input_names:
-        if name == "data":
-            bind["data"] = tensor(n.inputs[0])
-        elif name.startswith("bias"):
-            bind[name] = bbuf
+        if name == "weight":
+            bind[name] = static(_packed_weight(n, cfg))
         elif name.startswith("residual"):
             bind[name] = tensor(n.inputs[1])
+        elif name != "data":
+            t = n.iform.operands[int(re.search(r"\d+$", name).group())]
+            bind[name] = static(pack_act(t[None], cfg) if t.ndim == 3 else
+                                pack_bias(t, cfg, conv))
     return bind
+
+
+def _packed_weight(n: Node, cfg: Config) -> np.ndarray:
+    if isinstance(n.spec, Conv2dSpec) and n.spec.blockwise:
+        # a depthwise conv's kernels; a global average pool's are ones over the whole map
+        w = n.q.weight if n.op == "conv2d" else np.ones((n.q.bias.size, 1, n.spec.h,
+                                                         n.spec.w), np.int8)
+        return pack_blockwise_weight(w, cfg)
+    if n.op == "conv2d":
+        return pack_conv_weight(n.q.weight, cfg)
+    return pack_dense_weight(n.q.weight, cfg)
 
 
 def _spec_str(s: Any) -> str:
@@ -169,25 +199,33 @@ def _node_info(n: Node) -> dict[str, Any]:
     d = {"name": n.name, "op": n.op if not (n.q and n.q.label) else f"{n.op} ({n.q.label})",
          "device": n.device, "inputs": n.inputs, "shape": list(n.shape), "dtype": n.dtype,
          "key": n.key}
+    if n.onnx:
+        d["onnx"] = n.onnx
+    if n.integer and n.q.out is not None and n.q.out.offset:
+        d["offset"] = n.q.out.offset  # stored int8 = q - offset (a uint8 tensor)
     if n.reason:
         d["reason"] = n.reason
-    if n.q is not None and n.q.kind in ("conv2d", "dense"):
-        d["epilogue"] = [list(e) for e in n.q.epilogue()]
+    if n.iform is not None:
+        d["epilogue"] = [list(e) for e in n.iform.epilogue]
     return d
 
 
 def compile_model(model: Any, cfg: Config | str, *, force_cpu: set[str] | None = None,
                   profile: bool = True, log: Callable[[str], None] | None = None,
-                  double_buffer: bool = True) -> Package:
-    """ONNX model (ModelProto or path) -> Package for configuration ``cfg``
-    (``double_buffer``: the operator compiler's two virtual threads, default on)."""
+                  double_buffer: bool = True,
+                  shapes: dict[str, list[int]] | None = None) -> Package:
+    """ONNX model (ModelProto, bytes or path) -> Package for configuration ``cfg``
+    (``double_buffer``: the operator compiler's two virtual threads, default on; ``shapes``:
+    static shapes for inputs with dynamic dimensions). A model it cannot take raises
+    :class:`~vtabench.graph.onnx_prep.ModelError` (one line)."""
     cfg = load_config(cfg) if isinstance(cfg, str) else cfg
-    g = prepare_graph(model, cfg, force_cpu)
+    g = prepare_graph(model, cfg, force_cpu, shapes=shapes)
     return compile_graph(g, cfg, profile=profile, log=log, double_buffer=double_buffer)
 
 
-def reference_package(model: Any, cfg: Config | str) -> Package:
-    """The same int8 graph with every operator on the CPU (TVM llvm): the reference."""
+def reference_package(model: Any, cfg: Config | str,
+                      shapes: dict[str, list[int]] | None = None) -> Package:
+    """The same integer graph with every operator on the CPU (TVM llvm): the reference."""
     cfg = load_config(cfg) if isinstance(cfg, str) else cfg
-    g = prepare_graph(model, cfg, all_cpu=True)
+    g = prepare_graph(model, cfg, all_cpu=True, shapes=shapes)
     return compile_graph(g, cfg, profile=False)

@@ -1,9 +1,12 @@
 """The CPU side of a package: one Relax function per wave of CPU nodes (built for llvm at load).
 
 A CPU node is either a Relax call copied from the imported model (its arguments substituted), a
-composite the partitioner matched but placement kept on the CPU (its body inlined), or such a
-composite in its integer form (exactly what VTA would compute), so a reference package with every
-operator on the CPU gives the bit-exact results VTA must match.
+composite without an integer form (its QDQ body inlined), or an integer operator in its integer
+form: a conv2d / dense / average pool with the epilogue of its
+:class:`~vtabench.graph.integer.IntegerForm` applied op by op exactly as the operator compiler's
+TE definition does (what VTA computes), a ReLU / Clip as a clip, a reshape or a max pool on the
+int8 tensor. A reference package with every operator on the CPU therefore gives the bit-exact
+results VTA must match.
 """
 
 from __future__ import annotations
@@ -11,7 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import tvm
 from tvm import relax
+
+from vtabench.compiler.ops import IMM_MAX
 
 from vtabench.graph.ir import CPU, Graph, Node
 
@@ -21,7 +27,7 @@ def build_cpu_module(g: Graph, units: list[str], wave: dict[str, int]
     """The Relax IRModule with one function ``cpu<w>`` per wave ``w`` that has CPU nodes
     (``units`` in execution order), and the manifest entry of each function (name, wave, nodes,
     params: values it takes from outside, outputs: values used outside or graph outputs)."""
-    bb = relax.BlockBuilder()
+    bb = relax.BlockBuilder(tvm.IRModule(g.functions))
     entries = []
     nwaves = max(wave.values()) + 1 if wave else 1
     for w in range(nwaves):
@@ -63,8 +69,27 @@ def build_cpu_function(bb: relax.BlockBuilder, g: Graph, fname: str, nodes: list
 
 
 def _emit_node(bb: relax.BlockBuilder, n: Node, val: dict[str, Any]) -> Any:
-    if n.is_candidate and n.q.integer_exact:
-        return _integer_op(bb, n, [val[i] for i in n.inputs])
+    args = [val[i] for i in n.inputs]
+    R = relax.op
+    if n.op in ("to_stored", "from_stored"):  # uint8 q <-> int8 q - 128
+        d = -128 if n.op == "to_stored" else 128
+        return bb.emit(R.astype(R.add(R.astype(args[0], "int32"), _int32(d)), n.dtype))
+    if n.integer and n.is_candidate:
+        return _integer_op(bb, n, args)
+    if n.integer and n.op == "act":
+        off = n.q.y.offset
+        return bb.emit(R.astype(R.minimum(R.maximum(R.astype(args[0], "int32"),
+                                                    _int32(n.q.lo - off)),
+                                          _int32(n.q.hi - off)), "int8"))
+    if n.integer and n.op == "reshape":
+        return bb.emit(R.reshape(args[0], n.attrs["shape"]))
+    if n.integer and n.op == "maxpool":
+        a = n.attrs["attrs"]
+        return bb.emit(R.nn.max_pool2d(
+            args[0], pool_size=list(a.pool_size), strides=list(a.strides),
+            padding=list(a.padding), dilation=list(a.dilation), ceil_mode=bool(a.ceil_mode),
+            count_include_pad=bool(a.count_include_pad), layout=str(a.layout),
+            out_layout=str(a.out_layout)))
     if n.relax_func is not None:
         func = n.relax_func
         vmap = {p: val[a] for p, a in zip(func.params, n.relax_args, strict=True)}
@@ -96,24 +121,53 @@ def _int32(v: int) -> Any:
 
 
 def _integer_op(bb: relax.BlockBuilder, n: Node, args: list[Any]) -> Any:
-    """The integer form of a conv2d / dense chain (exactly what VTA computes)."""
+    """The integer form of a conv2d / dense / average pool: int8 x int8 -> int32, then the
+    epilogue ops in order (vtabench.compiler.ops: the same arithmetic as the TE stages)."""
     q = n.q
     R = relax.op
     x = args[0]
     if n.op == "conv2d":
         acc = bb.emit(R.nn.conv2d(x, relax.const(q.weight), strides=q.stride, padding=q.pad,
-                                  out_dtype="int32"))
-        acc = bb.emit(R.add(acc, relax.const(q.bias.reshape(1, -1, 1, 1))))
+                                  groups=q.groups, out_dtype="int32"))
+    elif n.op == "avgpool":
+        acc = bb.emit(R.sum(R.astype(x, "int32"), axis=[2, 3], keepdims=True))
     else:
         k = q.weight.shape[1]
         x = bb.emit(R.reshape(x, (1, k)))
         acc = bb.emit(R.matmul(x, relax.const(np.ascontiguousarray(q.weight.T)),
                                out_dtype="int32"))
-        acc = bb.emit(R.add(acc, relax.const(q.bias)))
-    if q.shift > 0:
-        acc = bb.emit(R.right_shift(R.add(acc, _int32(1 << (q.shift - 1))), _int32(q.shift)))
-    acc = bb.emit(R.minimum(R.maximum(acc, _int32(0 if q.relu else -128)), _int32(127)))
-    if q.residual:
-        acc = bb.emit(R.add(acc, R.astype(args[1], "int32")))
-        acc = bb.emit(R.minimum(R.maximum(acc, _int32(0 if q.res_relu else -128)), _int32(127)))
+    conv = n.op != "dense"
+    for k, op in enumerate(n.iform.epilogue):
+        kind = op[0]
+        if kind in ("bias", "chan_mul", "chan_max", "chan_min"):
+            t = n.iform.operands[k]
+            t = relax.const(t.reshape(1, -1, 1, 1) if conv else t.reshape(1, -1))
+            f = {"bias": R.add, "chan_mul": R.multiply, "chan_max": R.maximum,
+                 "chan_min": R.minimum}[kind]
+            acc = bb.emit(f(acc, t))
+        elif kind == "bias_map":
+            acc = bb.emit(R.add(acc, relax.const(n.iform.operands[k][None])))
+        elif kind == "shift":
+            s = op[1]
+            if s and (1 << (s - 1)) <= IMM_MAX:
+                acc = bb.emit(R.right_shift(R.add(acc, _int32(1 << (s - 1))), _int32(s)))
+            elif s:
+                acc = bb.emit(R.right_shift(R.add(R.right_shift(acc, _int32(s - 1)),
+                                                  _int32(1)), _int32(1)))
+        elif kind == "mul_imm":
+            acc = bb.emit(R.multiply(acc, _int32(op[1])))
+        elif kind == "add_imm":
+            acc = bb.emit(R.add(acc, _int32(op[1])))
+        elif kind == "relu":
+            acc = bb.emit(R.maximum(acc, _int32(0)))
+        elif kind == "clip":
+            acc = bb.emit(R.minimum(R.maximum(acc, _int32(op[1])), _int32(op[2])))
+        elif kind == "residual":
+            acc = bb.emit(R.add(acc, R.astype(args[1], "int32")))
+        elif kind == "residual_mul":
+            m = n.iform.operands[k]
+            m = relax.const(m.reshape(1, -1, 1, 1) if conv else m.reshape(1, -1))
+            acc = bb.emit(R.add(acc, R.multiply(R.astype(args[1], "int32"), m)))
+        else:
+            raise ValueError(f"{n.name}: epilogue op {op} has no CPU form")
     return bb.emit(R.astype(acc, "int8"))

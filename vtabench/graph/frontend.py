@@ -1,18 +1,24 @@
 """ONNX (QDQ) -> Relax -> partitioned graph.
 
-``import_onnx`` runs TVM's ONNX frontend (``tvm.relax.frontend.onnx.from_onnx``; no constant
-folding, so int8 weights stay int8 behind their ``dequantize``), then
-``relax.transform.FuseOpsByPattern`` with the :mod:`relax.dpl` patterns below turns every QDQ
-chain that VTA can run into a composite function (``vta.conv2d``, ``vta.dense``, ``vta.add``).
-:func:`to_graph` reads the partitioned ``main`` into :class:`vtabench.graph.ir.Graph`: composite
-calls become integer operator nodes (int8 weights, int32 bias, a power-of-two requantization
-shift, ReLU/clip bounds), every other binding stays a Relax call that only the CPU runs.
+``import_onnx`` reads and normalizes the model (:mod:`vtabench.graph.onnx_prep`: static input
+shapes, QOperator nodes rewritten to QDQ, one DequantizeLinear per consumer), runs TVM's ONNX
+frontend (``tvm.relax.frontend.onnx``; no constant folding, so integer weights stay integer
+behind their ``dequantize``), then ``relax.transform.FuseOpsByPattern`` with the
+:mod:`relax.dpl` patterns below turns every QDQ chain with an integer form into a composite
+function. :func:`to_graph` reads the partitioned ``main`` into :class:`vtabench.graph.ir.Graph`:
+composite calls become integer operator nodes (:class:`~vtabench.graph.ir.QParams`: int8
+weights, int32 bias, scales and zero points, activation bounds), every other binding stays a
+Relax call that only the CPU runs. A composite whose integer form does not exist (a weight zero
+point that does not fit int8, per-channel activation scales...) keeps the reason and runs its
+own QDQ chain on the CPU.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import math
+import io
+import warnings
 from typing import Any
 
 import numpy as np
@@ -20,7 +26,8 @@ import tvm
 from tvm import relax
 from tvm.relax.dpl import is_const, is_op, wildcard
 
-from vtabench.graph.ir import Graph, Node, QParams
+from vtabench.graph.ir import Graph, Node, QParams, TensorQ
+from vtabench.graph.onnx_prep import ModelError, default_opset, load_model, node_label, normalize
 
 # -- patterns --------------------------------------------------------------------------------
 
@@ -33,54 +40,121 @@ def _q(x: Any) -> Any:
     return is_op("relax.quantize")(x, is_const(), is_const())
 
 
-def _conv_pattern(relu: bool) -> Any:
-    conv = is_op("relax.nn.conv2d")(_dq(wildcard()), _dq(is_const()))
-    bias = is_op("relax.reshape")(_dq(is_const()), wildcard())
-    y = is_op("relax.add")(conv, bias)
-    if relu:
-        y = is_op("relax.nn.relu")(y)
-    return _q(y)
+def _act(y: Any, act: str) -> Any:
+    if act == "relu":
+        return is_op("relax.nn.relu")(y)
+    if act == "clip":
+        return is_op("relax.minimum")(is_op("relax.maximum")(y, is_const()), is_const())
+    if act == "max":
+        return is_op("relax.maximum")(y, is_const())
+    return y
 
 
-def _dense_pattern(flatten: bool) -> Any:
+ACTS = ("relu", "clip", "max", "")
+
+
+def _conv_pattern(bias: bool, act: str) -> Any:
+    y = is_op("relax.nn.conv2d")(_dq(wildcard()), _dq(is_const()))
+    if bias:
+        y = is_op("relax.add")(y, is_op("relax.reshape")(_dq(is_const()), wildcard()))
+    return _q(_act(y, act))
+
+
+def _dense_pattern(flatten: bool, transposed: bool, bias: bool, act: str) -> Any:
     x = _dq(wildcard())
     if flatten:
         x = is_op("relax.reshape")(x, wildcard())
-    mm = is_op("relax.matmul")(x, is_op("relax.permute_dims")(_dq(is_const())))
-    return _q(is_op("relax.add")(mm, _dq(is_const())))
+    w = _dq(is_const())
+    if transposed:
+        w = is_op("relax.permute_dims")(w)
+    y = is_op("relax.matmul")(x, w)
+    if bias:
+        y = is_op("relax.add")(y, _dq(is_const()))
+    return _q(_act(y, act))
 
 
-def _add_pattern(relu: bool) -> Any:
-    y = is_op("relax.add")(_dq(wildcard()), _dq(wildcard()))
-    if relu:
-        y = is_op("relax.nn.relu")(y)
-    return _q(y)
+def _patterns() -> list[tuple[str, Any]]:
+    pats: list[tuple[str, Any]] = [("vta.avgpool", _q(is_op("relax.mean")(_dq(wildcard()))))]
+    for act in ACTS:
+        for bias in (True, False):
+            pats.append(("vta.conv2d", _conv_pattern(bias, act)))
+    for act in ACTS:
+        for bias in (True, False):
+            for flatten in (True, False):
+                for tr in (True, False):
+                    pats.append(("vta.dense", _dense_pattern(flatten, tr, bias, act)))
+    for act in ACTS:
+        pats.append(("vta.add", _q(_act(is_op("relax.add")(_dq(wildcard()), _dq(wildcard())),
+                                        act))))
+    for act in ACTS[:-1]:
+        pats.append(("vta.act", _q(_act(_dq(wildcard()), act))))
+    pats.append(("vta.reshape", _q(is_op("relax.reshape")(_dq(wildcard()), wildcard()))))
+    pats.append(("vta.maxpool", _q(is_op("relax.nn.max_pool2d")(_dq(wildcard())))))
+    return pats
 
 
-def _avgpool_pattern() -> Any:
-    return _q(is_op("relax.mean")(_dq(wildcard())))
+PATTERNS = _patterns()
 
 
-PATTERNS = [
-    ("vta.avgpool", _avgpool_pattern()),
-    ("vta.conv2d_relu", _conv_pattern(True)),
-    ("vta.conv2d", _conv_pattern(False)),
-    ("vta.dense_flatten", _dense_pattern(True)),
-    ("vta.dense", _dense_pattern(False)),
-    ("vta.add_relu", _add_pattern(True)),
-    ("vta.add", _add_pattern(False)),
-]
+def import_onnx(model: Any, shapes: dict[str, list[int]] | None = None) -> tvm.IRModule:
+    """ONNX model (ModelProto, bytes or path) -> Relax IRModule with the VTA composite
+    functions. :class:`ModelError` (one line) for a model it cannot take."""
+    m = normalize(load_model(model), shapes)
+    return partition(_from_onnx(m))
 
 
-def import_onnx(model: Any) -> tvm.IRModule:
-    """ONNX ModelProto (or path) -> Relax IRModule with VTA composite functions."""
-    import onnx
-    from tvm.relax.frontend.onnx import from_onnx
+class _Importer:
+    """TVM's ONNX importer, remembering the node it is converting (for error messages) and
+    binding each node's result to a Relax variable named after the node's ONNX output (so the
+    graph's nodes know the ONNX tensor they compute)."""
 
-    if not isinstance(model, onnx.ModelProto):
-        model = onnx.load(str(model))
-    mod = from_onnx(model, keep_params_in_input=False)
-    return partition(mod)
+    def __new__(cls) -> Any:
+        from tvm.relax.frontend.onnx import onnx_frontend as of
+
+        class Importer(of.ONNXGraphImporter):
+            current: Any = None
+
+            def _parse_value_proto(self, value_proto: Any) -> Any:
+                if hasattr(value_proto, "op_type"):
+                    self.current = value_proto
+                return super()._parse_value_proto(value_proto)
+
+            def _convert_operator(self, op_name: str, inputs: Any, attrs: dict,
+                                  opset: int) -> Any:
+                op = super()._convert_operator(op_name, inputs, attrs, opset)
+                node = self.current
+                if isinstance(op, relax.Call) and node is not None and len(node.output) == 1:
+                    span = tvm.ir.Span(tvm.ir.SourceName(node.output[0]), 0, 0, 0, 0)
+                    op = self.bb.normalize(relax.Call(op.op, op.args, op.attrs, op.ty_args,
+                                                      span))
+                return op
+
+        return Importer({}, "float32", keep_params_in_input=False, sanitize=True)
+
+
+def _from_onnx(m: Any) -> tvm.IRModule:
+    from tvm.relax.frontend.onnx import onnx_frontend as of
+
+    known = of._get_convert_map()
+    for node in m.graph.node:
+        if node.domain not in ("", "ai.onnx") or (
+                node.op_type not in known and node.op_type not in ("If", "Constant")):
+            raise ModelError(f"node {node_label(node)}: operator not supported (TVM's ONNX "
+                             f"frontend has no converter for it)")
+    imp = _Importer()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return imp.from_onnx(m.graph, default_opset(m))
+    except Exception as exc:  # noqa: BLE001 - any failure of the foreign converter
+        where = f"node {node_label(imp.current)}" if imp.current is not None else "model"
+        raise ModelError(f"{where}: TVM's ONNX import failed: {_one_line(exc)}") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    text = next((ln for ln in reversed(lines) if "Error" in ln), lines[-1] if lines else "")
+    return (text or type(exc).__name__)[:300]
 
 
 def partition(mod: tvm.IRModule) -> tvm.IRModule:
@@ -92,6 +166,12 @@ def partition(mod: tvm.IRModule) -> tvm.IRModule:
 
 def _ty(v: Any) -> Any:
     return v.ty if hasattr(v, "ty") else v.struct_info
+
+
+def _is_tensor(v: Any) -> bool:
+    t = _ty(v)
+    return isinstance(t, relax.TensorType) and t.shape is not None and all(
+        isinstance(s, tvm.tirx.IntImm) for s in t.shape)
 
 
 def _shape(v: Any) -> tuple[int, ...]:
@@ -106,20 +186,6 @@ def _const(e: Any) -> np.ndarray:
     return e.value.numpy()
 
 
-def _log2_scale(s: Any, what: str) -> int:
-    """-log2 of a power-of-two scale (2^-k -> k); ValueError otherwise."""
-    v = float(np.asarray(s).reshape(-1)[0]) if np.asarray(s).size else 0.0
-    if np.asarray(s).size != 1:
-        raise ValueError(f"{what}: per-channel scales are not supported (power-of-two "
-                         f"per-tensor only)")
-    if v <= 0:
-        raise ValueError(f"{what}: scale {v} is not positive")
-    k = -math.log2(v)
-    if abs(k - round(k)) > 1e-9:
-        raise ValueError(f"{what}: scale {v} is not a power of two")
-    return round(k)
-
-
 def _calls(func: relax.Function) -> list[Any]:
     return [b for blk in func.body.blocks for b in blk.bindings]
 
@@ -129,13 +195,6 @@ def _find(bindings: list[Any], op: str) -> list[Any]:
             and hasattr(b.value.op, "name") and b.value.op.name == op]
 
 
-def _dq_info(call: Any) -> tuple[Any, int, int]:
-    """(data, log2 inverse scale, zero point) of a dequantize/quantize call."""
-    scale = _const(call.args[1])
-    zp = int(np.asarray(_const(call.args[2])).reshape(-1)[0])
-    return call.args[0], _log2_scale(scale, call.op.name), zp
-
-
 def _fingerprint(*arrays: np.ndarray) -> str:
     h = hashlib.sha1()
     for a in arrays:
@@ -143,155 +202,263 @@ def _fingerprint(*arrays: np.ndarray) -> str:
     return h.hexdigest()[:10]
 
 
-def _composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int]]:
-    """Integer parameters of a composite and, for its parameters, which are inputs (in order)."""
+class Unsupported(ValueError):
+    """A composite with no integer form (the CPU runs its QDQ chain)."""
+
+
+def _qd(call: Any) -> tuple[Any, np.ndarray, np.ndarray, int, str]:
+    """(data, scale, zero point, axis, integer dtype) of a quantize/dequantize call."""
+    scale = np.asarray(_const(call.args[1]), np.float64)
+    zp = np.asarray(_const(call.args[2]))
+    dtype = (str(call.attrs.out_dtype) if call.op.name == "relax.quantize"
+             else _dtype(call.args[0]))
+    return call.args[0], scale, zp, int(call.attrs.axis), dtype
+
+
+def _tensor_q(call: Any, what: str) -> tuple[Any, TensorQ]:
+    """(data, TensorQ) of an activation's quantize/dequantize: one scale, int8 or uint8."""
+    data, scale, zp, _, dtype = _qd(call)
+    if scale.size != 1 or zp.size != 1:
+        raise Unsupported(f"{what}: per-channel activation scales")
+    if dtype not in ("int8", "uint8"):
+        raise Unsupported(f"{what}: {dtype} activations (int8 and uint8 only)")
+    s = float(scale.reshape(-1)[0])
+    if not (np.isfinite(s) and s > 0):
+        raise Unsupported(f"{what}: scale {s} is not positive")
+    return data, TensorQ(s, int(zp.reshape(-1)[0]), dtype)
+
+
+def _act_bounds(bs: list[Any], y: TensorQ) -> tuple[int, int]:
+    """[lo, hi] in y's q units of the ReLU / Clip between the float op and the quantize."""
+    lo, hi = y.qmin, y.qmax
+    if _find(bs, "relax.nn.relu"):
+        lo = max(lo, y.zero)
+    for op, is_lo in (("relax.maximum", True), ("relax.minimum", False)):
+        for c in _find(bs, op):
+            v = float(np.asarray(_const(c.args[1])).reshape(-1)[0])
+            b = int(np.clip(np.rint(v / y.scale) + y.zero, -(1 << 20), 1 << 20))
+            lo, hi = (max(lo, b), hi) if is_lo else (lo, min(hi, b))
+    if lo > hi:
+        raise Unsupported(f"empty activation range [{lo}, {hi}]")
+    return lo, hi
+
+
+def _weight(call: Any, out_axis: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """int8 weight (zero point removed) and its per-output-channel scales from a weight's
+    dequantize; ``out_axis`` is the output-channel axis."""
+    data, scale, zp, axis, dtype = _qd(call)
+    q = _const(data).astype(np.int64)
+    channels = q.shape[out_axis]
+    if dtype not in ("int8", "uint8"):
+        raise Unsupported(f"{what}: {dtype} weights")
+    if scale.size > 1 and axis != out_axis:
+        raise Unsupported(f"{what}: per-channel weight scales along axis {axis} (not the "
+                          f"output channels)")
+    shape = [1] * q.ndim
+    shape[out_axis] = -1
+    w = q - (zp.astype(np.int64).reshape(shape) if zp.size > 1 else int(zp.reshape(-1)[0]))
+    if w.min(initial=0) < -128 or w.max(initial=0) > 127:
+        raise Unsupported(f"{what}: weight zero point {zp.reshape(-1)[:4].tolist()} leaves "
+                          f"values outside int8")
+    ws = np.broadcast_to(scale.reshape(-1), (channels,)).astype(np.float64)
+    if not np.all(np.isfinite(ws) & (ws > 0)):
+        raise Unsupported(f"{what}: weight scales must be positive")
+    return w.astype(np.int8), ws
+
+
+def _bias(call: Any | None, x: TensorQ, ws: np.ndarray, what: str) -> np.ndarray:
+    """int32 bias in units of x.scale * ws (rescaled, rounded, when its own scale differs)."""
+    if call is None:
+        return np.zeros(ws.shape, np.int32)
+    data, scale, zp, _, _ = _qd(call)
+    real = (_const(data).astype(np.float64).reshape(-1) - zp.astype(np.float64).reshape(-1)) \
+        * scale.reshape(-1)
+    unit = x.scale * ws
+    b = real / unit
+    exact = _const(data).astype(np.int64).reshape(-1)
+    if zp.size == 1 and int(zp.reshape(-1)[0]) == 0 and np.allclose(
+            scale.reshape(-1), unit, rtol=1e-5, atol=0):
+        return np.broadcast_to(exact, ws.shape).astype(np.int32)
+    b = np.rint(np.broadcast_to(b, ws.shape))
+    if np.abs(b).max(initial=0) >= 1 << 31:
+        raise Unsupported(f"{what}: bias does not fit int32 at scale input x weight")
+    return b.astype(np.int32)
+
+
+def _composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int], dict]:
+    """Integer parameters of a composite, which of its parameters are the node's inputs (in
+    order), and the attributes an integer CPU op needs (reshape: shape; maxpool: pool attrs).
+    :class:`Unsupported` when the chain has no integer form."""
     bs = _calls(func)
     params = list(func.params)
-    qs = _find(bs, "relax.quantize")
-    q_out = qs[-1]
-    _, out_log2, out_zp = _dq_info(q_out)
-    relu = bool(_find(bs, "relax.nn.relu"))
     var_val = {b.var: b.value for b in bs}
 
     def producer(e: Any) -> Any:
         return var_val.get(e, e)
 
+    def index(v: Any) -> int:
+        if v not in params:
+            raise Unsupported("an operand that is not a graph tensor")
+        return params.index(v)
+
+    _, y = _tensor_q(_find(bs, "relax.quantize")[-1], f"{kind} output")
     if kind in ("conv2d", "dense"):
         main = _find(bs, "relax.nn.conv2d" if kind == "conv2d" else "relax.matmul")[0]
-        x_dq = producer(main.args[0])
-        if kind == "dense" and x_dq.op.name == "relax.reshape":
-            x_dq = producer(x_dq.args[0])
-        xin, in_log2, in_zp = _dq_info(x_dq)
+        x_src = producer(main.args[0])
+        if x_src.op.name == "relax.reshape":
+            x_src = producer(x_src.args[0])
+        xin, x = _tensor_q(x_src, f"{kind} input")
         w_src = producer(main.args[1])
-        if kind == "dense":
-            w_src = producer(w_src.args[0])  # permute_dims
-        w, w_log2, w_zp = _dq_info(w_src)
-        w = _const(w)
-        add = _find(bs, "relax.add")[0]
-        b_src = producer(add.args[1])
-        if b_src.op.name == "relax.reshape":
-            b_src = producer(b_src.args[0])
-        b, b_log2, b_zp = _dq_info(b_src)
-        b = _const(b).astype(np.int32)
-        if in_zp or w_zp or b_zp or out_zp:
-            raise ValueError(f"{kind}: nonzero zero points are not supported (symmetric int8)")
-        if b_log2 != in_log2 + w_log2:
-            raise ValueError(f"{kind}: bias scale 2^-{b_log2} is not input x weight scale")
-        shift = in_log2 + w_log2 - out_log2
-        qp = QParams(kind=kind, weight=w.astype(np.int8), bias=b, shift=shift, relu=relu,
-                     in_log2=in_log2, out_log2=out_log2, key=f"{kind}_{_fingerprint(w, b)}")
+        transposed = w_src.op.name == "relax.permute_dims"
+        if transposed:
+            w_src = producer(w_src.args[0])
+        if kind == "conv2d":
+            w, ws = _weight(w_src, 0, kind)
+        else:
+            w, ws = _weight(w_src, 0 if transposed else 1, kind)
+            if not transposed:
+                w = np.ascontiguousarray(w.T)
+        adds = _find(bs, "relax.add")
+        b_src = None
+        if adds:
+            b_src = producer(adds[0].args[1])
+            if b_src.op.name == "relax.reshape":
+                b_src = producer(b_src.args[0])
+        b = _bias(b_src, x, ws, kind)
+        lo, hi = _act_bounds(bs, y)
+        qp = QParams(kind=kind, x=x, y=y, weight=w, w_scale=ws, bias=b, lo=lo, hi=hi,
+                     key=f"{kind}_{_fingerprint(w, b, ws)}")
         if kind == "conv2d":
             a = main.attrs
             qp.stride = int(a.strides[0])
             qp.pad = int(a.padding[0])
             ok = (len({int(s) for s in a.strides}) == 1 and len({int(p) for p in a.padding})
-                  == 1 and all(int(d) == 1 for d in a.dilation) and int(a.groups) == 1
+                  == 1 and all(int(d) == 1 for d in a.dilation)
                   and str(a.data_layout) == "NCHW" and str(a.kernel_layout) == "OIHW")
-            if not ok:
+            qp.groups = int(a.groups)
+            if qp.groups != 1 and not (qp.groups == w.shape[0] and w.shape[1] == 1):
+                qp.unsupported = (f"grouped convolution (groups={qp.groups}, "
+                                  f"{w.shape[1]} input channels per group): only dense and "
+                                  f"depthwise convolutions have an integer form here")
+            elif w.shape[2] != w.shape[3]:
+                qp.unsupported = "non-square kernel"
+            elif not ok:
                 qp.unsupported = ("conv2d attributes outside VTA's form (square stride/pad, "
-                                  "no dilation, groups 1, NCHW/OIHW)")
-        inputs = [params.index(xin)]
-        return qp, inputs
+                                  "no dilation, NCHW/OIHW)")
+        return qp, [index(xin)], {}
     if kind == "avgpool":
         mean = _find(bs, "relax.mean")[0]
-        xin, in_log2, in_zp = _dq_info(producer(mean.args[0]))
+        xin, x = _tensor_q(producer(mean.args[0]), "avgpool input")
         axes = sorted(int(a) for a in mean.attrs.axis)
         shape = _shape(xin)
-        if in_zp or out_zp:
-            raise ValueError("avgpool: nonzero zero points are not supported")
-        c, h, w = shape[1], shape[2], shape[3]
-        hw = h * w
-        # Global average pooling as a conv with an identity kernel over the whole map: the sum
-        # is exact in the accumulator; dividing by a power-of-two count is the rounding shift.
-        wgt = np.zeros((c, c, h, w), np.int8)
-        wgt[np.arange(c), np.arange(c)] = 1
-        qp = QParams(kind="conv2d", weight=wgt, bias=np.zeros(c, np.int32),
-                     shift=round(math.log2(hw)) + in_log2 - out_log2, relu=False,
-                     in_log2=in_log2, out_log2=out_log2, key=f"avgpool_{c}x{h}x{w}",
-                     label="global average pool")
         if axes != [2, 3] or len(shape) != 4 or not bool(mean.attrs.keepdims):
-            qp.unsupported = "mean over axes other than (2, 3) with keepdims"
-            qp.integer_exact = False
-        elif hw & (hw - 1):
-            qp.unsupported = (f"average over {h}x{w} = {hw} elements is not a power-of-two "
-                              f"shift")
-            qp.integer_exact = False
-        return qp, [params.index(xin)]
+            raise Unsupported("mean over axes other than (2, 3) with keepdims")
+        c, h, w = shape[1], shape[2], shape[3]
+        qp = QParams(kind="avgpool", x=x, y=y, w_scale=np.full(c, 1.0 / (h * w)),
+                     bias=np.zeros(c, np.int32), lo=y.qmin, hi=y.qmax,
+                     key=f"avgpool_{c}x{h}x{w}_{_fingerprint(np.array([x.scale, y.scale]))}",
+                     label="global average pool")
+        return qp, [index(xin)], {"hw": (h, w)}
     if kind == "add":
         add = _find(bs, "relax.add")[0]
-        a, la, za = _dq_info(producer(add.args[0]))
-        b, lb, zb = _dq_info(producer(add.args[1]))
-        if za or zb or out_zp:
-            raise ValueError("add: nonzero zero points are not supported")
-        qp = QParams(kind="add", relu=relu, in_log2=la, in2_log2=lb, out_log2=out_log2,
-                     key="add")
-        return qp, [params.index(a), params.index(b)]
-    raise ValueError(kind)
+        a, qa = _tensor_q(producer(add.args[0]), "add input")
+        b, qb = _tensor_q(producer(add.args[1]), "add input")
+        lo, hi = _act_bounds(bs, y)
+        qp = QParams(kind="add", x=qa, res=qb, y=y, lo=lo, hi=hi, key="add",
+                     integer_exact=False)
+        return qp, [index(a), index(b)], {}
+    xin, x = _tensor_q(_find(bs, "relax.dequantize")[0], f"{kind} input")
+    same = x == y
+    if kind == "act":
+        lo, hi = _act_bounds(bs, y)
+        qp = QParams(kind="act", x=x, y=y, lo=lo, hi=hi, key=f"act_{lo}_{hi}",
+                     integer_exact=same)
+        return qp, [index(xin)], {}
+    if kind == "reshape":
+        r = _find(bs, "relax.reshape")[0]
+        return (QParams(kind="reshape", x=x, y=y, key="reshape", integer_exact=same),
+                [index(xin)], {"shape": _shape(r)})
+    if kind == "maxpool":
+        mp = _find(bs, "relax.nn.max_pool2d")[0]
+        return (QParams(kind="maxpool", x=x, y=y, key="maxpool", integer_exact=same),
+                [index(xin)], {"attrs": mp.attrs})
+    raise Unsupported(f"unknown composite {kind}")
 
 
 def to_graph(mod: tvm.IRModule) -> Graph:
     """The partitioned main function as a :class:`Graph` (nodes in the order of ``main``)."""
     main = mod["main"]
     g = Graph()
+    g.functions = {gv: f for gv, f in mod.functions.items()
+                   if isinstance(f, tvm.tirx.PrimFunc)}
     for p in main.params:
+        if not _is_tensor(p):
+            raise ModelError(f"input {p.name}: not a tensor of static shape")
         g.add(Node(name=p.name, op="input", inputs=[], shape=_shape(p), dtype=_dtype(p)))
         g.inputs.append(p.name)
     names: dict[Any, str] = {p: p.name for p in main.params}
     counter: dict[str, int] = {}
+    body = main.body
     for b in _calls(main):
         v, e = b.var, b.value
         name = v.name
-        if isinstance(e, relax.Call) and isinstance(e.op, tvm.ir.GlobalVar):
-            # operator nodes are numbered by kind in graph order: conv1, conv2, ..., dense1
-            kind = str(mod[e.op].attrs["Composite"]).split(".")[1].split("_")[0]
-            kind = {"conv2d": "conv"}.get(kind, kind)
-            counter[kind] = counter.get(kind, 0) + 1
-            name = f"{kind}{counter[kind]}"
-        k = 1
-        while name in g.nodes:
-            name = f"{name}_{k}"
-            k += 1
-        names[v] = name
+        comp = None
         if isinstance(e, relax.Call) and isinstance(e.op, tvm.ir.GlobalVar):
             func = mod[e.op]
-            comp = func.attrs["Composite"] if func.attrs and "Composite" in func.attrs else None
-            if comp is None:
-                raise ValueError(f"call to {e.op.name_hint} is not a composite")
-            kind = str(comp).split(".")[1].split("_")[0]
+            if isinstance(func, relax.Function) and func.attrs and "Composite" in func.attrs:
+                comp = str(func.attrs["Composite"]).split(".")[1]
+                # operator nodes are numbered by kind in graph order: conv1, ..., dense1
+                short = {"conv2d": "conv"}.get(comp, comp)
+                counter[short] = counter.get(short, 0) + 1
+                name = f"{short}{counter[short]}"
+        k = 1
+        base = name
+        while name in g.nodes:
+            name = f"{base}_{k}"
+            k += 1
+        names[v] = name
+        shape = _shape(v) if _is_tensor(v) else ()
+        dtype = _dtype(v) if _is_tensor(v) else ""
+        if comp is not None:
+            func = mod[e.op]
             try:
-                qp, idx = _composite_params(kind, func)
-            except (ValueError, IndexError, AttributeError) as exc:
-                # Not VTA's arithmetic (e.g. a scale that is not a power of two): the CPU runs
-                # the composite's own QDQ chain.
-                kind_q = {"avgpool": "conv2d"}.get(kind, kind)
-                qp = QParams(kind=kind_q, key=f"{kind}_{name}", unsupported=str(exc),
+                qp, idx, extra = _composite_params(comp, func)
+            except (Unsupported, IndexError, AttributeError, TypeError) as exc:
+                # No integer form: the CPU runs the composite's own QDQ chain.
+                qp = QParams(kind=comp, key=f"{comp}_{name}", unsupported=str(exc),
                              integer_exact=False)
-                idx = list(range(len(e.args)))
-            args = [names[e.args[i]] for i in idx]
-            node = Node(name=name, op=qp.kind, inputs=args, shape=_shape(v), dtype=_dtype(v), q=qp,
-                        relax_func=func, relax_args=[names[a] for a in e.args])
-            g.add(node)
-        elif isinstance(e, relax.Call):
-            fv = _free_vars(e, names)
-            g.add(Node(name=name, op=e.op.name if hasattr(e.op, "name") else str(e.op),
-                       inputs=[names[x] for x in fv], shape=_shape(v) if _is_tensor(v) else (),
-                       dtype=_dtype(v) if _is_tensor(v) else "", expr=e, arg_vars=fv))
+                idx, extra = list(range(len(e.args))), {}
+            g.add(Node(name=name, op=qp.kind, inputs=[names[e.args[i]] for i in idx],
+                       shape=shape, dtype=dtype, q=qp, relax_func=func,
+                       relax_args=[names[a] for a in e.args], attrs=extra,
+                       onnx=_onnx_name(_calls(func)[-1].value)))
         else:
             fv = _free_vars(e, names)
-            g.add(Node(name=name, op="expr", inputs=[names[x] for x in fv],
-                       shape=_shape(v) if _is_tensor(v) else (),
-                       dtype=_dtype(v) if _is_tensor(v) else "", expr=e, arg_vars=fv))
-    out = main.body.body
-    g.outputs = [names[out]] if isinstance(out, relax.Var) else [names[f] for f in out.fields]
+            op = e.op.name if isinstance(e, relax.Call) and hasattr(e.op, "name") else (
+                "call" if isinstance(e, relax.Call) else "expr")
+            g.add(Node(name=name, op=op, inputs=[names[x] for x in fv], shape=shape,
+                       dtype=dtype, expr=e, arg_vars=fv, onnx=_onnx_name(e)))
+    out = body.body
+    if isinstance(out, relax.Var):
+        g.outputs = [names[out]]
+    elif isinstance(out, relax.Tuple):
+        g.outputs = [names[f] for f in out.fields]
+    else:
+        raise ModelError("the model's output is not a tensor or a tuple of tensors")
     if len(g.outputs) == 1 and isinstance(g.nodes[g.outputs[0]].expr, relax.Tuple):
         tup = g.nodes[g.outputs[0]]
         g.outputs = [names[f] for f in tup.expr.fields]
         g.remove(tup.name)
+    for o in g.outputs:
+        if not g.nodes[o].shape and g.nodes[o].op != "input":
+            raise ModelError(f"output {o}: not a tensor of static shape")
     return g
 
 
-def _is_tensor(v: Any) -> bool:
-    return isinstance(_ty(v), relax.TensorType)
+def _onnx_name(e: Any) -> str:
+    """The ONNX tensor a call computes (the importer puts it in the call's span)."""
+    span = getattr(e, "span", None)
+    return str(span.source_name.name) if span is not None else ""
 
 
 def _free_vars(e: Any, names: dict[Any, str]) -> list[Any]:

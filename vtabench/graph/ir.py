@@ -11,50 +11,86 @@ CPU = "cpu"
 VTA = "vta"
 
 
+@dataclass(frozen=True)
+class TensorQ:
+    """How an integer tensor encodes reals: ``real = scale * (q - zero)``, ``q`` of ``dtype``.
+
+    Integer operators hold every tensor in its *stored* form, int8 ``v = q - offset``: int8
+    tensors as they are (offset 0), uint8 ones shifted by 128 (``v = q - 128``), because VTA's
+    GEMM and LOAD ACC_8BIT read bytes as signed."""
+
+    scale: float
+    zero: int = 0
+    dtype: str = "int8"
+
+    @property
+    def offset(self) -> int:
+        return 128 if self.dtype == "uint8" else 0
+
+    @property
+    def zero_stored(self) -> int:
+        """The zero point in the stored form (``zero - offset``)."""
+        return self.zero - self.offset
+
+    @property
+    def qmin(self) -> int:
+        return 0 if self.dtype == "uint8" else -128
+
+    @property
+    def qmax(self) -> int:
+        return 255 if self.dtype == "uint8" else 127
+
+
 @dataclass
 class QParams:
-    """Integer form of a QDQ operator chain (power-of-two scales, zero points 0).
+    """Quantization facts of one integer operator chain read from a QDQ composite.
 
-    conv2d / dense: ``out = clip(((x * w) + bias + 2^(shift-1)) >> shift, lo, hi)`` with
-    ``lo = 0`` after a ReLU else -128, ``hi = 127``; with a fused residual the conv's int8 result
-    is added to the residual and clipped again (``res_lo`` from the Add's ReLU).
-    add: ``q(dq(a) + dq(b))`` (scales ``in_log2``, ``in2_log2``, ``out_log2``)."""
+    conv2d / dense: ``y = q(act(dq(x) * dq(w) + dq(b)))``: int8 ``weight`` (conv OIHW, dense
+    (M, K)) with per-output-channel ``w_scale`` (one value repeated for per-tensor scales), the
+    int32 ``bias`` in units of ``x.scale * w_scale`` (zeros when absent), the activation folded
+    into ``[lo, hi]`` (q units of ``y``). With a fused residual, ``res`` (the other operand) and
+    ``add_out`` (the Add's output, then ``y`` is the conv's own output before the Add) and the
+    Add's bounds ``res_lo``, ``res_hi``. The integer arithmetic they lead to is
+    :mod:`vtabench.graph.integer`'s.
+    add: ``q(act(dq(a) + dq(b)))`` with ``x`` = a, ``res`` = b, ``y`` the output.
+    act: ``q(act(dq(x)))`` (ReLU, Clip) folded into ``[lo, hi]``.
+    """
 
-    kind: str
-    weight: np.ndarray | None = None  # conv OIHW / dense (M, K) int8
-    bias: np.ndarray | None = None  # int32
-    shift: int = 0
-    relu: bool = False
-    in_log2: int = 0
-    in2_log2: int = 0
-    out_log2: int = 0
+    kind: str  # conv2d | dense | add | act
+    x: TensorQ | None = None
+    y: TensorQ | None = None
+    weight: np.ndarray | None = None
+    w_scale: np.ndarray | None = None
+    bias: np.ndarray | None = None
+    lo: int = -128
+    hi: int = 127
     stride: int = 1
     pad: int = 0
-    residual: bool = False  # a residual int8 tensor (inputs[1]) added after requantization
-    res_relu: bool = False
+    groups: int = 1  # 1, or the channel count of a depthwise conv (weight (O, 1, K, K))
+    res: TensorQ | None = None  # residual operand (inputs[1])
+    add_out: TensorQ | None = None  # a fused Add's output
+    res_lo: int = -128
+    res_hi: int = 127
     key: str = ""
     unsupported: str = ""
-    integer_exact: bool = True  # the integer form equals the QDQ chain (else CPU runs the chain)
+    integer_exact: bool = True  # the integer form stands for the chain (else CPU runs the chain)
     label: str = ""
 
-    def epilogue(self) -> tuple:
-        """The operator compiler's epilogue (vtabench.compiler.ops) for these parameters."""
-        ep: list[tuple] = [("bias",)]
-        if self.shift > 0:
-            ep.append(("shift", self.shift))
-        if self.residual:
-            ep.append(("clip", 0 if self.relu else -128, 127))
-            ep.append(("residual",))
-            ep.append(("clip", 0 if self.res_relu else -128, 127))
-        else:
-            ep.append(("clip", 0 if self.relu else -128, 127))
-        return tuple(ep)
+    @property
+    def residual(self) -> bool:
+        return self.add_out is not None
+
+    @property
+    def out(self) -> TensorQ | None:
+        """The tensor this node finally produces (the Add's output once one is fused)."""
+        return self.add_out or self.y
 
 
 @dataclass
 class Node:
     name: str
-    op: str  # input | conv2d | dense | add | copy | a Relax op name
+    op: str  # input | conv2d | dense | avgpool | add | act | reshape | maxpool | copy |
+    # to_stored | from_stored | a Relax op name
     inputs: list[str]
     shape: tuple[int, ...]
     dtype: str
@@ -63,9 +99,12 @@ class Node:
     relax_func: Any = None  # the composite function (VTA candidates)
     relax_args: list[str] = field(default_factory=list)
     arg_vars: list[Any] = field(default_factory=list)  # CPU ops: the Relax var of each input
+    attrs: dict[str, Any] = field(default_factory=dict)  # integer CPU ops: shape, pool attrs
     device: str = ""
     reason: str = ""  # why a VTA candidate runs on the CPU
     spec: Any = None  # Conv2dSpec / DenseSpec when on VTA
+    iform: Any = None  # the integer form (vtabench.graph.integer.IntegerForm) of a candidate
+    onnx: str = ""  # the ONNX tensor it computes (after folding: the last one folded in)
 
     @property
     def key(self) -> str:
@@ -74,7 +113,14 @@ class Node:
 
     @property
     def is_candidate(self) -> bool:
-        return self.op in ("conv2d", "dense")
+        """A GEMM operator VTA may run (conv2d, dense, global average pool)."""
+        return self.op in ("conv2d", "dense", "avgpool")
+
+    @property
+    def integer(self) -> bool:
+        """Computes its integer form on stored int8 tensors (else: a Relax call, or a
+        composite's own QDQ chain, on the tensors' original types)."""
+        return self.q is not None and self.q.integer_exact and not self.q.unsupported
 
 
 class Graph:
@@ -83,6 +129,7 @@ class Graph:
         self.order: list[str] = []
         self.inputs: list[str] = []
         self.outputs: list[str] = []
+        self.functions: dict[Any, Any] = {}  # TIR functions the CPU ops call (call_tir)
 
     def add(self, n: Node) -> Node:
         self.nodes[n.name] = n

@@ -1,4 +1,9 @@
-"""Host tensors <-> VTA's tiled layouts: activations, conv and dense weights, biases."""
+"""Host tensors <-> VTA's tiled layouts: activations, conv and dense weights, biases.
+
+A tensor on VTA has its channels rounded up to a whole block (:func:`phys_channels`): packing
+pads them with zeros, unpacking drops them. Padded weight rows and columns are zero, so the
+padded channels never reach a real output.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,33 @@ from typing import Any
 import numpy as np
 
 
+def phys_channels(c: int, cfg: Any) -> int:
+    """Channels of a tensor on VTA: ``c`` rounded up to a whole block."""
+    b = max(cfg.block_in, cfg.block_out)
+    return -(-c // b) * b
+
+
+def phys_shape(shape: tuple[int, ...], cfg: Any) -> tuple[int, ...]:
+    """The shape of an activation (NCHW or NK) on VTA (channels padded)."""
+    return (shape[0], phys_channels(shape[1], cfg), *shape[2:])
+
+
+def pad_axis(a: np.ndarray, axis: int, size: int) -> np.ndarray:
+    """``a`` zero-padded along ``axis`` to ``size``."""
+    if a.shape[axis] == size:
+        return a
+    pad = [(0, 0)] * a.ndim
+    pad[axis] = (0, size - a.shape[axis])
+    return np.pad(a, pad)
+
+
 def pack_act(x: np.ndarray, cfg: Any) -> np.ndarray:
-    """NCHW (or NK) int8 -> VTA layout (N/B, C/BI, H, W, B, BI) (or (N/B, K/BI, B, BI))."""
+    """NCHW (or NK) -> VTA layout (N/B, C/BI, H, W, B, BI) (or (N/B, K/BI, B, BI)), channels
+    padded with zeros. int8 activations, or an int32 map of the output's shape (``bias_map``)."""
     B, BI = cfg.batch, cfg.block_in
     if x.ndim == 2:
         x = x.reshape(*x.shape, 1, 1)
+    x = pad_axis(x, 1, phys_channels(x.shape[1], cfg))
     n, c, h, w = x.shape
     return np.ascontiguousarray(
         x.reshape(n // B, B, c // BI, BI, h, w).transpose(0, 2, 4, 5, 1, 3))
@@ -22,28 +49,49 @@ def unpack_act(buf: np.ndarray, shape: tuple[int, ...], cfg: Any) -> np.ndarray:
     B, BI = cfg.batch, cfg.block_in
     s4 = tuple(shape) + (1,) * (4 - len(shape))
     n, c, h, w = s4
-    x = buf.view(np.int8).reshape(n // B, c // BI, h, w, B, BI).transpose(0, 4, 1, 5, 2, 3)
-    return np.ascontiguousarray(x.reshape(shape))
+    cp = phys_channels(c, cfg)
+    x = buf.view(np.int8).reshape(n // B, cp // BI, h, w, B, BI).transpose(0, 4, 1, 5, 2, 3)
+    return np.ascontiguousarray(x.reshape(n, cp, h, w)[:, :c].reshape(shape))
 
 
 def pack_conv_weight(w: np.ndarray, cfg: Any) -> np.ndarray:
-    """OIHW -> (O/BO, I/BI, KH, KW, BO, BI)."""
+    """OIHW -> (O/BO, I/BI, KH, KW, BO, BI) (O and I padded)."""
     BI, BO = cfg.block_in, cfg.block_out
+    w = pad_axis(pad_axis(w, 0, phys_channels(w.shape[0], cfg)), 1,
+                 phys_channels(w.shape[1], cfg))
     o, c, kh, kw = w.shape
     return np.ascontiguousarray(w.reshape(o // BO, BO, c // BI, BI, kh, kw)
                                 .transpose(0, 2, 4, 5, 1, 3))
 
 
+def pack_blockwise_weight(w: np.ndarray, cfg: Any) -> np.ndarray:
+    """One kernel per channel, (O, 1, KH, KW) -> the diagonal blocks of a blockwise conv,
+    (O/BO, 1, KH, KW, BO, BI) with [ob, 0, kh, kw, j, i] = w[ob * BO + j, 0, kh, kw] if i == j
+    (BI == BO), else 0."""
+    BO = cfg.block_out
+    w = pad_axis(w, 0, phys_channels(w.shape[0], cfg))
+    o, _, kh, kw = w.shape
+    d = w.reshape(o // BO, BO, kh, kw).transpose(0, 2, 3, 1)  # (O/BO, KH, KW, BO)
+    out = np.zeros((o // BO, 1, kh, kw, BO, BO), w.dtype)
+    j = np.arange(BO)
+    out[:, 0, :, :, j, j] = d.transpose(3, 0, 1, 2)
+    return out
+
+
 def pack_dense_weight(w: np.ndarray, cfg: Any) -> np.ndarray:
-    """(M, K) -> (M/BO, K/BI, BO, BI)."""
+    """(M, K) -> (M/BO, K/BI, BO, BI) (M and K padded)."""
     BI, BO = cfg.block_in, cfg.block_out
+    w = pad_axis(pad_axis(w, 0, phys_channels(w.shape[0], cfg)), 1,
+                 phys_channels(w.shape[1], cfg))
     m, k = w.shape
     return np.ascontiguousarray(w.reshape(m // BO, BO, k // BI, BI).transpose(0, 2, 1, 3))
 
 
 def pack_bias(b: np.ndarray, cfg: Any, conv: bool) -> np.ndarray:
-    """Per-channel int32 bias broadcast over the batch lanes, in the accumulator's layout."""
+    """Per-channel int32 bias broadcast over the batch lanes, in the accumulator's layout
+    (padded channels 0)."""
     B, BO = cfg.batch, cfg.block_out
+    b = pad_axis(b, 0, phys_channels(b.shape[0], cfg))
     o = b.shape[0]
     t = np.broadcast_to(b.reshape(o // BO, 1, BO), (o // BO, B, BO)).astype(np.int32)
     shape = (1, o // BO, 1, 1, B, BO) if conv else (1, o // BO, B, BO)

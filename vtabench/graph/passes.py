@@ -24,18 +24,68 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from vtabench.graph.ir import CPU, VTA, Graph, Node
+from vtabench.graph.pack import phys_channels
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
 
-NEUTRAL_OPS = {"relax.reshape", "relax.flatten", "relax.squeeze", "relax.expand_dims"}
+NEUTRAL_OPS = {"relax.reshape", "relax.flatten", "relax.squeeze", "relax.expand_dims",
+               "reshape"}
+
+
+def lower_integer(g: Graph) -> None:
+    """The integer form (:func:`vtabench.graph.integer.integer_form`) of every integer
+    conv2d / dense / avgpool; a chain without one keeps its reason and its QDQ chain."""
+    from vtabench.graph.integer import integer_form
+
+    for n in g.nodes.values():
+        if not (n.is_candidate and n.integer):
+            continue
+        x = g.nodes[n.inputs[0]]
+        try:
+            n.iform = integer_form(n.q, tuple(x.shape[2:4]) if len(x.shape) == 4 else (1, 1))
+        except ValueError as exc:
+            n.q.unsupported = str(exc)
+            n.q.integer_exact = False
+            n.iform = None
+
+
+def fold_activations(g: Graph) -> None:
+    """Fold a ReLU / Clip chain that keeps its input's scale and zero point into the clip
+    bounds of the integer operator producing it, when that operator feeds only it."""
+    for name in list(g.order):
+        n = g.nodes.get(name)
+        if n is None or n.op != "act" or not n.integer:
+            continue
+        p = g.nodes[n.inputs[0]]
+        if p.q is None or p.q.unsupported or g.consumers(p.name) != [name] \
+                or p.name in g.outputs:
+            continue
+        if p.op in ("conv2d", "dense", "avgpool") and p.integer and p.q.out == n.q.x:
+            if p.q.residual:
+                p.q.res_lo, p.q.res_hi = max(p.q.res_lo, n.q.lo), min(p.q.res_hi, n.q.hi)
+            else:
+                p.q.lo, p.q.hi = max(p.q.lo, n.q.lo), min(p.q.hi, n.q.hi)
+        elif p.op == "add" and p.q.y == n.q.x:
+            p.q.lo, p.q.hi = max(p.q.lo, n.q.lo), min(p.q.hi, n.q.hi)
+        else:
+            continue
+        if p.q.lo > p.q.hi or p.q.res_lo > p.q.res_hi:
+            continue
+        p.q.key = f"{p.q.key}+act{n.q.lo},{n.q.hi}"
+        p.onnx = n.onnx
+        g.replace_uses(name, p.name)
+        g.remove(name)
 
 
 def fuse_residuals(g: Graph) -> None:
-    """Fold ``q(relu?(dq(conv) + dq(r)))`` into the conv's epilogue (LOAD ACC_8BIT + ALU ADD)
-    when the conv result feeds only the Add and the three scales are equal. When both operands
-    qualify, the one deeper in the graph (the main branch, not the shortcut) is chosen, then the
-    smaller key: the same choice for either argument order."""
+    """Fold ``q(act(dq(conv) + dq(r)))`` into the conv's epilogue (LOAD ACC_8BIT + ALU ADD, with
+    ALU MULs when the Add's scales differ: :mod:`vtabench.graph.integer`) when the conv result
+    feeds only the Add. When both operands qualify, the one deeper in the graph (the main
+    branch, not the shortcut) is chosen, then the smaller key: the same choice for either
+    argument order."""
+    from vtabench.graph.requant import choose_add
+
     depth = g.depth()
     for name in list(g.order):
         n = g.nodes.get(name)
@@ -45,14 +95,18 @@ def fuse_residuals(g: Graph) -> None:
         if q.unsupported:
             n.reason = q.unsupported
             continue
-        if not (q.in_log2 == q.in2_log2 == q.out_log2):
-            n.reason = "add with unequal scales"
+        try:
+            choose_add(q.x.scale / q.y.scale, q.res.scale / q.y.scale)
+        except ValueError as exc:
+            n.reason = str(exc)
             continue
         cands = []
         for i, src in enumerate(n.inputs):
             p = g.nodes[src]
-            if (p.op == "conv2d" and not p.q.residual and not p.q.relu and not p.q.unsupported
-                    and g.consumers(src) == [name] and p.q.out_log2 == q.out_log2):
+            operand = q.x if i == 0 else q.res
+            if (p.op == "conv2d" and p.integer and not p.q.residual
+                    and g.consumers(src) == [name] and src not in g.outputs
+                    and p.q.y == operand):
                 cands.append((-depth[src], p.q.key, i))
         if not cands:
             n.reason = "add not fusable into a conv (standalone elementwise add)"
@@ -60,19 +114,48 @@ def fuse_residuals(g: Graph) -> None:
         _, _, i = min(cands)
         conv = g.nodes[n.inputs[i]]
         other = n.inputs[1 - i]
-        conv.q.residual = True
-        conv.q.res_relu = q.relu
+        conv.q.res = q.res if i == 0 else q.x
+        conv.q.add_out = q.y
+        conv.q.res_lo, conv.q.res_hi = q.lo, q.hi
         conv.q.key = f"{conv.q.key}+res"
         conv.inputs = [conv.inputs[0], other]
+        conv.shape = n.shape
+        conv.onnx = n.onnx
         g.replace_uses(name, conv.name)
         g.remove(name)
         # the conv now comes after `other`
         g.topo()
 
 
+def insert_conversions(g: Graph) -> None:
+    """A uint8 tensor is int8 ``q - 128`` inside integer operators (TensorQ.offset): add a CPU
+    node converting each uint8 tensor that crosses between an integer operator and a Relax op
+    (or a graph output)."""
+    for name in list(g.order):
+        n = g.nodes[name]
+        orig = n.q.out.dtype if n.integer and n.q.out is not None else n.dtype
+        if orig != "uint8":
+            continue
+        for c in g.consumers(name):
+            m = g.nodes[c]
+            if m.integer != n.integer:
+                conv_name = f"{name}_{'to' if m.integer else 'from'}_stored"
+                if conv_name not in g.nodes:
+                    g.add(Node(conv_name, "to_stored" if m.integer else "from_stored", [name],
+                               n.shape, "int8" if m.integer else "uint8"))
+                m.inputs = [conv_name if i == name else i for i in m.inputs]
+                m.relax_args = [conv_name if i == name else i for i in m.relax_args]
+        if n.integer and name in g.outputs:
+            conv_name = f"{name}_from_stored"
+            if conv_name not in g.nodes:
+                g.add(Node(conv_name, "from_stored", [name], n.shape, "uint8"))
+            g.outputs = [conv_name if o == name else o for o in g.outputs]
+    g.topo()
+
+
 def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> None:
     """Annotate VTA candidates the operator compiler can take (sets ``spec``), with the reason
-    for every one it cannot."""
+    for every one it cannot. Channels are padded to whole blocks (the padded weights are 0)."""
     from vtabench.compiler import CompileError, Conv2dSpec, DenseSpec, choose_tiling
 
     force_cpu = force_cpu or set()
@@ -86,25 +169,27 @@ def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> Non
         if n.q.unsupported:
             n.reason = n.q.unsupported
             continue
-        if not 0 <= n.q.shift <= 31:
-            n.reason = f"requantization shift {n.q.shift} outside [0, 31]"
-            continue
         try:
-            if n.q.weight is None:
-                raise CompileError("no integer form")
-            if n.op == "conv2d":
-                o, c, k, k2 = n.q.weight.shape
-                x = g.nodes[n.inputs[0]]
-                _, _, h, w = x.shape
-                if k != k2:
-                    raise CompileError("non-square kernel")
-                spec = Conv2dSpec(1, c, h, w, o, k, n.q.stride, n.q.pad,
-                                  epilogue=n.q.epilogue(), name=n.name)
-                if n.shape[0] != 1:
-                    raise CompileError(f"batch {n.shape[0]}")
+            x = g.nodes[n.inputs[0]]
+            if n.shape[0] != 1:
+                raise CompileError(f"{n.name}: batch {n.shape[0]} (VTA runs batch 1)")
+            if n.op == "avgpool":  # a blockwise conv with all-ones kernels over the map
+                _, c, h, w = x.shape
+                if h != w:
+                    raise CompileError(f"{n.name}: average over a non-square {h}x{w} map")
+                cp = phys_channels(c, cfg)
+                spec = Conv2dSpec(1, cp, h, w, cp, h, 1, 0, epilogue=n.iform.epilogue,
+                                  name=n.name, blockwise=True)
+            elif n.op == "conv2d":
+                o, c, k, _ = n.q.weight.shape
+                _, cin, h, w = x.shape
+                spec = Conv2dSpec(1, phys_channels(cin, cfg), h, w, phys_channels(o, cfg), k,
+                                  n.q.stride, n.q.pad, epilogue=n.iform.epilogue, name=n.name,
+                                  blockwise=n.q.groups > 1)
             else:
                 m, k = n.q.weight.shape
-                spec = DenseSpec(1, k, m, epilogue=n.q.epilogue(), name=n.name)
+                spec = DenseSpec(1, phys_channels(k, cfg), phys_channels(m, cfg),
+                                 epilogue=n.iform.epilogue, name=n.name)
             spec.check(cfg)
             choose_tiling(spec, cfg)
             n.spec = spec
@@ -121,7 +206,7 @@ def place(g: Graph) -> None:
             allowed[name] = {CPU}
         elif n.is_candidate:
             allowed[name] = {VTA} if n.spec is not None else {CPU}
-        elif n.op in NEUTRAL_OPS and n.dtype == "int8":
+        elif n.op in NEUTRAL_OPS and n.dtype == "int8" and _layout_neutral(g, n):
             allowed[name] = {CPU, VTA}
         else:
             allowed[name] = {CPU}
@@ -154,6 +239,13 @@ def place(g: Graph) -> None:
         if n.device == CPU and not n.reason and n.op not in ("input", "copy"):
             n.reason = ("no VTA pattern: CPU (llvm)" if not n.is_candidate
                         else "placed with its neighbours")
+
+
+def _layout_neutral(g: Graph, n: Node) -> bool:
+    """A reshape is the same bytes in VTA's layout only between (N, C, 1, 1) and (N, C)."""
+    shapes = [n.shape] + [g.nodes[i].shape for i in n.inputs]
+    return all(len(s) in (2, 4) and s[0] == 1 and all(d == 1 for d in s[2:]) for s in shapes) \
+        and len({s[1] for s in shapes}) == 1
 
 
 def insert_copies(g: Graph) -> list[str]:

@@ -1,0 +1,91 @@
+"""A compiled package against onnxruntime, tensor by tensor (the deviation figures of
+docs/graph.md).
+
+After an inference, :func:`device_tensors` reads back every integer tensor a VTA operator wrote
+(by the ONNX name of the tensor it stands for); :func:`onnxruntime_tensors` runs the ONNX model
+in onnxruntime with those tensors as extra outputs; :func:`deviation` counts, over all of them,
+the elements that are equal and the largest difference in quantization steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from vtabench.graph.execute import Executor
+from vtabench.graph.pack import unpack_act
+
+
+def device_tensors(ex: Executor) -> dict[str, np.ndarray]:
+    """Every tensor a VTA operator of ``ex``'s package wrote in the last run, by ONNX name, in
+    its ONNX type (uint8 tensors shifted back from their stored form)."""
+    out = {}
+    for n in ex.pkg.manifest["nodes"]:
+        if n["device"] != "vta" or not n.get("onnx") or n["name"] not in ex.pkg.manifest[
+                "layers"]:
+            continue
+        t = ex.tensors[n["name"]]
+        v = unpack_act(ex.dev.read(ex.base + t["addr"], t["nbytes"]), tuple(n["shape"]),
+                       ex.cfg)
+        if n.get("offset"):
+            v = (v.astype(np.int16) + n["offset"]).astype(np.uint8)
+        out[n["onnx"]] = v
+    return out
+
+
+def onnxruntime_tensors(model: Any, names: list[str], inputs: dict[str, np.ndarray]
+                        ) -> dict[str, np.ndarray]:
+    """onnxruntime's values of the graph outputs and of the tensors ``names`` (made extra
+    outputs of a copy of ``model``)."""
+    import onnx
+    import onnxruntime as ort
+
+    m = onnx.shape_inference.infer_shapes(model)
+    types = {v.name: v.type.tensor_type.elem_type for v in
+             list(m.graph.value_info) + list(m.graph.output)}
+    have = {o.name for o in m.graph.output}
+    for name in names:
+        if name not in have:
+            m.graph.output.append(onnx.helper.make_tensor_value_info(name, types[name], None))
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    outs = [o.name for o in sess.get_outputs()]
+    return dict(zip(outs, sess.run(outs, inputs), strict=True))
+
+
+@dataclass
+class Deviation:
+    """Differences of integer tensors in quantization steps."""
+
+    tensors: int = 0
+    elements: int = 0
+    exact: int = 0
+    max_steps: int = 0
+    worst: str = ""  # the tensor with the largest difference
+    per_tensor: dict[str, list[int]] = field(default_factory=dict)  # [max steps, exact, size]
+
+    @property
+    def fraction_exact(self) -> float:
+        return self.exact / max(self.elements, 1)
+
+    def add(self, name: str, ours: np.ndarray, theirs: np.ndarray) -> None:
+        if ours.shape != theirs.shape:
+            raise ValueError(f"{name}: shape {ours.shape}, onnxruntime's {theirs.shape}")
+        d = np.abs(ours.astype(np.int32) - theirs.astype(np.int32))
+        self.tensors += 1
+        self.elements += d.size
+        self.exact += int((d == 0).sum())
+        m = int(d.max(initial=0))
+        if m > self.max_steps or not self.worst:
+            self.max_steps, self.worst = max(m, self.max_steps), name
+        t = self.per_tensor.setdefault(name, [0, 0, 0])
+        t[0], t[1], t[2] = max(t[0], m), t[1] + int((d == 0).sum()), t[2] + d.size
+
+
+def deviation(ours: dict[str, np.ndarray], theirs: dict[str, np.ndarray],
+              into: Deviation | None = None) -> Deviation:
+    dev = into or Deviation()
+    for name, v in ours.items():
+        dev.add(name, v, theirs[name])
+    return dev

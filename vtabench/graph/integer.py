@@ -1,0 +1,144 @@
+"""The integer form of a conv2d / dense chain: the operator compiler's epilogue and its tensor
+operands, computed once from the quantization facts (:class:`~vtabench.graph.ir.QParams`).
+
+VTA runs it (:mod:`vtabench.graph.compile`) and the CPU reference repeats it op by op
+(:mod:`vtabench.graph.cpu_functions`), so the two agree bit for bit. docs/graph.md writes the
+formula down; in short, with every tensor in its stored form (``v = q - offset``, int8):
+
+    acc  = sum over the taps inside the input of v_x * w   (LOAD pads with 0)
+           + bias[o] - z_x' * sum of w over those taps      (z_x' = the input's stored zero)
+    y    = clip(rq(acc) + z_y', lo', hi')                    (rq: :mod:`vtabench.graph.requant`)
+
+The zero-point term is per channel (folded into the bias) unless a padded border changes which
+taps are inside; then the whole ``bias_map`` (output channel x pixel) is a tensor. With a fused
+residual Add (other operand ``r``, output ``o``):
+
+    a    = clip(rq(acc), lo - z_y, hi - z_y)                 (the conv's output minus its zero)
+    out  = clip(rshift(a * ma + (v_r - z_r') * mb, n) + z_o', res_lo', res_hi')
+
+(``ma``, ``mb``, ``n`` from :func:`vtabench.graph.requant.choose_add`; equal scales give 1, 1,
+0: the plain integer add).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from vtabench.compiler.ops import IMM_MAX, IMM_MIN
+from vtabench.graph.ir import QParams
+from vtabench.graph.requant import Requant, choose, choose_add
+
+
+@dataclass
+class IntegerForm:
+    """``epilogue`` for the operator compiler; ``operands[k]`` is the int32 tensor of epilogue
+    op ``k`` when that op takes one (``bias``/``chan_mul``: per output channel (O,);
+    ``bias_map``: (O, Ho, Wo))."""
+
+    epilogue: tuple
+    operands: dict[int, np.ndarray] = field(default_factory=dict)
+    requant: Requant | None = None
+
+
+def _imm_or_vector(c: int, channels: int, ops: list[tuple],
+                   operands: dict[int, np.ndarray]) -> None:
+    """Add the constant ``c``: an immediate when it fits, else a per-channel vector."""
+    if c == 0:
+        return
+    if IMM_MIN <= c <= IMM_MAX:
+        ops.append(("add_imm", c))
+    else:
+        operands[len(ops)] = np.full(channels, c, np.int32)
+        ops.append(("bias",))
+
+
+def _valid_tap_sums(w: np.ndarray, h: int, wd: int, stride: int, pad: int) -> np.ndarray:
+    """(O, Ho, Wo): the sum of w[o] over the taps of each output pixel that fall inside the
+    unpadded input."""
+    o, _, k, _ = w.shape
+    ho = (h + 2 * pad - k) // stride + 1
+    wo = (wd + 2 * pad - k) // stride + 1
+    tap = w.astype(np.int64).sum(axis=1)  # (O, k, k)
+    out = np.zeros((o, ho, wo), np.int64)
+    for kh in range(k):
+        rows = np.arange(ho) * stride + kh - pad
+        rv = (rows >= 0) & (rows < h)
+        for kw in range(k):
+            cols = np.arange(wo) * stride + kw - pad
+            cv = (cols >= 0) & (cols < wd)
+            out += tap[:, kh, kw][:, None, None] * (rv[:, None] & cv[None, :])
+    return out
+
+
+def _acc_bound(q: QParams, pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """Per output channel, the largest |accumulator| any input can produce (``pos``, ``neg``:
+    the sums of the positive and of the negative weights)."""
+    lo, hi = q.x.qmin - q.x.zero, q.x.qmax - q.x.zero
+    top = pos * hi + neg * lo
+    bottom = pos * lo + neg * hi
+    return np.maximum(np.abs(top), np.abs(bottom)) + np.abs(q.bias.astype(np.int64))
+
+
+def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
+    """The integer form of conv2d / dense / avgpool parameters ``q`` (``in_hw``: the input's
+    height and width). A global average pool is the sum over the map (weights 1, scale
+    1 / (h * w)). ValueError when the chain has none (a scale out of range...)."""
+    ops: list[tuple] = []
+    operands: dict[int, np.ndarray] = {}
+    ze = q.x.zero_stored
+    bias = q.bias.astype(np.int64)
+    if q.kind == "avgpool":
+        o = bias.size
+        pos, neg = np.full(o, in_hw[0] * in_hw[1], np.int64), np.zeros(o, np.int64)
+    else:
+        o = q.weight.shape[0]
+        w = q.weight.reshape(o, -1).astype(np.int64)
+        pos, neg = np.where(w > 0, w, 0).sum(1), np.where(w < 0, w, 0).sum(1)
+    if ze and q.kind == "conv2d" and q.pad:
+        fold = bias[:, None, None] - ze * _valid_tap_sums(q.weight, *in_hw, q.stride, q.pad)
+        _check_int32(fold, "zero-point corrected bias")
+        operands[0] = fold.astype(np.int32)
+        ops.append(("bias_map",))
+    else:
+        fold = bias - ze * (pos + neg)
+        _check_int32(fold, "zero-point corrected bias")
+        operands[0] = fold.astype(np.int32)
+        ops.append(("bias",))
+    r = q.x.scale * np.asarray(q.w_scale, np.float64) / q.y.scale
+    ymax = max(abs(q.lo - q.y.zero), abs(q.hi - q.y.zero)) + 1
+    rq = choose(r, _acc_bound(q, pos, neg), ymax)
+    for op, vec in rq.ops():
+        if vec is not None:
+            operands[len(ops)] = np.broadcast_to(vec, (o,)).astype(np.int32)
+        ops.append(op)
+    if q.add_out is None:
+        _imm_or_vector(q.y.zero_stored, o, ops, operands)
+        ops.append(("clip", q.lo - q.y.offset, q.hi - q.y.offset))
+        return IntegerForm(tuple(ops), operands, rq)
+    res, out = q.res, q.add_out
+    ma, mb, n = choose_add(q.y.scale / out.scale, res.scale / out.scale)
+    ops.append(("clip", q.lo - q.y.zero, q.hi - q.y.zero))
+    if ma != 1:
+        if IMM_MIN <= ma <= IMM_MAX:
+            ops.append(("mul_imm", ma))
+        else:
+            operands[len(ops)] = np.full(o, ma, np.int32)
+            ops.append(("chan_mul",))
+    if mb == 1:
+        ops.append(("residual",))
+    else:
+        operands[len(ops)] = np.full(o, mb, np.int32)
+        ops.append(("residual_mul",))
+    _imm_or_vector(-res.zero_stored * mb, o, ops, operands)
+    if n:
+        ops.append(("shift", n))
+    _imm_or_vector(out.zero_stored, o, ops, operands)
+    ops.append(("clip", q.res_lo - out.offset, q.res_hi - out.offset))
+    return IntegerForm(tuple(ops), operands, rq)
+
+
+def _check_int32(a: np.ndarray, what: str) -> None:
+    if a.size and (a.min() < -(1 << 31) or a.max() >= 1 << 31):
+        raise ValueError(f"{what} does not fit int32")
