@@ -21,7 +21,8 @@ import pytest
 from test_regress_mutation import PAD_OFF_BY_ONE
 from vtabench.cli import main
 from vtabench.verify.regress.campaign import chunk_size, regress
-from vtabench.verify.regress.cluster import ClusterSpec, cluster_executor, parse_cluster
+from vtabench.verify.regress.cluster import (BatchOptions, ClusterSpec, batch_cluster,
+                                             cluster_executor, parse_cluster)
 
 DASK = Path(sys.executable).with_name("dask")
 #: Upper bound on any one test's cluster work; past it the test's processes are killed.
@@ -44,6 +45,26 @@ def test_cluster_spec_parsing():
     for bad in ("local:0", "local", "tcp://host", "kubernetes"):
         with pytest.raises(ValueError, match="--cluster"):
             parse_cluster(bad)
+
+
+@pytest.mark.parametrize("kind, directives", [
+    ("slurm", ["#SBATCH -p long", "#SBATCH --cpus-per-task=8", "#SBATCH -t 02:00:00"]),
+    ("lsf", ["#BSUB -q long", "#BSUB -n 8", "#BSUB -W 02:00"])])
+def test_batch_job_script(kind, directives):
+    """The job a farm gets: the queue, cores and wall time asked for, one single-threaded worker
+    process per core (nothing is submitted: no jobs are asked for)."""
+    import dask
+    import dask_jobqueue  # noqa: F401 - loads its configuration defaults, set below
+
+    walltime = "02:00:00" if kind == "slurm" else "02:00"
+    with dask.config.set({f"jobqueue.{kind}.scheduler-options": {"host": "127.0.0.1"}}):
+        cluster = batch_cluster(kind, BatchOptions(queue="long", cores=8, memory="16GB",
+                                                   walltime=walltime, jobs=0))
+    with cluster:
+        script = cluster.job_script()
+    for line in directives:
+        assert line in script.splitlines(), script
+    assert "--nworkers 8" in script and "--nthreads 1" in script and "tcp://127.0.0.1:" in script
 
 
 def test_cli_rejects_options_of_other_clusters(capsys):

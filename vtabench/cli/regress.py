@@ -58,7 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     where.add_argument("--cores", type=int, help="cores per batch job, one worker process each "
                        "(default 1)")
     where.add_argument("--memory", help="memory per batch job (default 4GB)")
-    where.add_argument("--walltime", help="wall time limit per batch job (default 01:00:00)")
+    where.add_argument("--walltime", help="wall time limit per batch job, in the scheduler's "
+                       "format (slurm 02:00:00, lsf 02:00; default: dask-jobqueue's setting)")
     p.set_defaults(func=run)
 
 
@@ -84,7 +85,7 @@ def _executor(args: argparse.Namespace) -> AbstractContextManager[Executor | Non
     defaults = BatchOptions()
     return cluster_executor(spec, BatchOptions(
         queue=args.queue, cores=args.cores or defaults.cores,
-        memory=args.memory or defaults.memory, walltime=args.walltime or defaults.walltime,
+        memory=args.memory or defaults.memory, walltime=args.walltime,
         jobs=args.jobs or defaults.jobs))
 
 

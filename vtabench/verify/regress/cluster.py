@@ -52,7 +52,7 @@ class BatchOptions:
     queue: str | None = None
     cores: int = 1
     memory: str = "4GB"  # per job
-    walltime: str = "01:00:00"
+    walltime: str | None = None  # in the scheduler's format (slurm 01:00:00, lsf 01:00)
     jobs: int = 1
 
 
@@ -71,12 +71,13 @@ def parse_cluster(text: str) -> ClusterSpec:
                      f"{', '.join(BATCH_CLUSTERS)}")
 
 
-def _batch_cluster(kind: str, opts: BatchOptions) -> Any:
+def batch_cluster(kind: str, opts: BatchOptions) -> Any:
     import dask_jobqueue
 
     cls = getattr(dask_jobqueue, BATCH_CLUSTERS[kind])
-    cluster = cls(queue=opts.queue, cores=opts.cores, processes=opts.cores, memory=opts.memory,
-                  walltime=opts.walltime)
+    given = {"queue": opts.queue, "walltime": opts.walltime}  # else dask-jobqueue's settings
+    cluster = cls(cores=opts.cores, processes=opts.cores, memory=opts.memory,
+                  **{k: v for k, v in given.items() if v is not None})
     cluster.scale(jobs=opts.jobs)
     return cluster
 
@@ -101,7 +102,7 @@ def cluster_executor(spec: ClusterSpec, batch: BatchOptions | None = None,
                 raise ValueError(f"--cluster {spec.address}: no Dask scheduler answered "
                                  f"({exc})") from None
         else:
-            cluster = stack.enter_context(_batch_cluster(spec.kind, batch or BatchOptions()))
+            cluster = stack.enter_context(batch_cluster(spec.kind, batch or BatchOptions()))
             log(f"cluster: submitting {(batch or BatchOptions()).jobs} {spec.kind} job(s); "
                 f"job script:\n{cluster.job_script()}")
             client = stack.enter_context(Client(cluster))
