@@ -117,3 +117,44 @@ def test_trace_adds_up_to_the_core_counters(tmp_path):
     _check_chrome(chrome_trace(CFG, runs), runs, programs)
     png = write_timeline(tmp_path / "t.png", CFG, runs)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.rtl
+def test_exec_timeline_on_the_platform(tmp_path, capsys):
+    """`vtabench exec --target rtl --timeline t.json` (the program behind the PCIe platform):
+    every instruction is one slice of its stage's lane, named by its disassembly."""
+    from vtabench.cli import main
+    from vtabench.spec.isa import encode_program
+    from vtabench.verify.directed import directed_programs
+
+    prog = list(directed_programs(CFG))[1]
+    (tmp_path / "p.bin").write_bytes(encode_program(CFG, prog.insns))
+    prog.dram.tofile(tmp_path / "d.bin")
+    out = tmp_path / "t.json"
+    assert main(["exec", "--target", "rtl", "--insns", str(tmp_path / "p.bin"), "--dram",
+                 str(tmp_path / "d.bin"), "--out", str(tmp_path / "o.bin"), "--seed", "1",
+                 "--timeline", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+    events = json.loads(out.read_text())["traceEvents"]
+    insn = [e for e in events if e["ph"] == "X" and e["tid"] < len(Stage)
+            and e["cat"] != "token wait"]
+    assert sorted(e["args"]["index"] for e in insn) == list(range(len(prog.insns)))
+    assert all(e["name"] == format_insn(CFG, prog.insns[e["args"]["index"]]) for e in insn)
+
+
+def test_timeline_needs_rtl_and_a_known_suffix(tmp_path, capsys):
+    from vtabench.cli import main
+
+    from vtabench.spec.isa import encode_program
+    from vtabench.verify.directed import directed_programs
+
+    args = ["exec", "--insns", str(tmp_path / "p.bin"), "--dram", str(tmp_path / "d.bin"),
+            "--out", str(tmp_path / "o.bin")]
+    prog = list(directed_programs(CFG))[0]
+    (tmp_path / "p.bin").write_bytes(encode_program(CFG, prog.insns))
+    prog.dram.tofile(tmp_path / "d.bin")
+    assert main([*args, "--target", "fsim", "--timeline", str(tmp_path / "t.png")]) != 0
+    assert "only target rtl records a timeline" in capsys.readouterr().err
+    assert main([*args, "--target", "rtl", "--timeline", str(tmp_path / "t.svg")]) != 0
+    assert "must end in .json or .png" in capsys.readouterr().err
+    assert not (tmp_path / "o.bin").exists()

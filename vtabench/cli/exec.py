@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import random
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, help="random seed (memory back-pressure etc.; printed)")
     p.add_argument("--waves", nargs="?", const="auto", help="rtl: write an FST waveform")
     p.add_argument("--link", help="rtl: PCIe preset (gen3x8, gen3x16, gen4x16)")
+    p.add_argument("--timeline", type=Path, metavar="PATH",
+                   help="rtl: the pipeline timeline of the run, .json (Chrome trace / Perfetto) "
+                   "or .png (docs/visualize.md)")
     p.add_argument("--timeout", type=float, help="seconds before the run is abandoned")
     p.add_argument("--platform", help="opencl: platform name (substring)")
     p.add_argument("--device", help="opencl: device name (substring)")
@@ -37,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from vtabench.cli import CliError
     from vtabench.drivers.api import PAGE_BYTES, mem_bytes_for, open_device, run_program
+    from vtabench.report.timeline import Recorder
     from vtabench.spec.validate import validate_binary
 
     cfg = load_config(args.config)
@@ -54,11 +59,15 @@ def run(args: argparse.Namespace) -> int:
     print(f"config {cfg.name}, target {args.target}, {len(insns)} instructions, "
           f"{dram.size} DRAM bytes, seed {seed}")
     mem = mem_bytes_for(dram.size, len(code), guard=PAGE_BYTES)
-    with open_device(args.target, cfg, mem, **opts) as dev:
+    timeline: AbstractContextManager[Recorder | None] = (
+        Recorder(args.timeline, args.target) if args.timeline else nullcontext())
+    with timeline as rec, open_device(args.target, cfg, mem, **opts) as dev:
         result = run_program(dev, code, dram, args.timeout, insn_align=PAGE_BYTES)
     dram.tofile(args.out)
     print(f"  device: {dev.name}")
     for key, value in {**result.stats, "wall_s": round(result.wall_s, 4)}.items():
         print(f"  {key}: {value}")
     print(f"wrote {args.out}")
+    if rec is not None:
+        print(f"wrote {rec.write(cfg)}")
     return 0

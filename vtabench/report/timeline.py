@@ -19,12 +19,15 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from vtabench.report.breakdown import (Breakdown, Segment, decode, popped_queues,
                                        run_breakdown, segment_breakdowns)
-from vtabench.report.trace import Run
+from vtabench.report.trace import Run, read_trace, tracing
 from vtabench.spec.contracts.stages import QUEUE_ENDS, Stage
 from vtabench.spec.isa.asm import format_insn
 
@@ -32,6 +35,8 @@ if TYPE_CHECKING:
     from vtabench.spec.config import Config
 
 SUFFIXES = (".json", ".png")
+#: targets whose simulators write the event log
+TRACED_TARGETS = ("rtl",)
 #: lane (tid) of the runs / segments slices, below the three stages
 RUNS_LANE = len(Stage)
 
@@ -155,3 +160,44 @@ def windows(cfg: Config, runs: Sequence[Run], labels: Sequence[str],
         out += segment_breakdowns(cfg, run, segs) if segs else [run_breakdown(cfg, run,
                                                                                 labels[k])]
     return out
+
+
+class Recorder:
+    """``--timeline PATH`` of a command: every RTL simulator started inside the ``with`` block
+    writes its event log to a temporary file (:func:`vtabench.report.trace.tracing`);
+    :meth:`write` turns the runs into the timeline once the simulators have ended. The target and
+    the suffix are checked when it is made, before anything runs."""
+
+    def __init__(self, out: str | Path, target: str) -> None:
+        self.out = Path(out)
+        if target not in TRACED_TARGETS:
+            raise ValueError(f"--timeline: only target {' or '.join(TRACED_TARGETS)} records a "
+                             f"timeline, not {target}")
+        if self.out.suffix not in SUFFIXES:
+            raise ValueError(f"--timeline {self.out}: the name must end in "
+                             f"{' or '.join(SUFFIXES)}")
+        fd, name = tempfile.mkstemp(prefix="vtabench-trace-", suffix=".log")
+        os.close(fd)
+        self.trace = Path(name)
+        self._stack = ExitStack()
+
+    def __enter__(self) -> Recorder:
+        self._stack.enter_context(tracing(self.trace))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def runs(self) -> list[Run]:
+        """The runs recorded (read once; the temporary file is removed)."""
+        try:
+            return read_trace(self.trace)
+        finally:
+            self.trace.unlink(missing_ok=True)
+
+    def write(self, cfg: Config, runs: Sequence[Run] | None = None,
+              labels: Sequence[str] | None = None,
+              segments: dict[int, Sequence[Segment]] | None = None) -> Path:
+        """Write the timeline of ``runs`` (default: every run recorded)."""
+        return write_timeline(self.out, cfg, self.runs() if runs is None else runs, labels,
+                              segments)
