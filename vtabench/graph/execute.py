@@ -157,7 +157,7 @@ class Executor:
                 args = [tvm.runtime.tensor(np.ascontiguousarray(env[p])) for p in f["params"]]
                 res = self.vm[f["name"]](*args)
                 outs = [res] if len(f["outputs"]) == 1 else list(res)
-                for name, r in zip(f["outputs"], outs):
+                for name, r in zip(f["outputs"], outs, strict=True):
                     env[name] = r.numpy()
             else:
                 if w in done_vta:
