@@ -12,18 +12,24 @@ JOBS   ?= 2
 COUNT  ?= 200
 SEED   ?=
 TARGETS ?= fsim,rtl,opencl
+# make coverage: COV_COUNT random programs on fsim and the RTL with Verilator coverage.
+COV_COUNT ?= 100
 
-.PHONY: all setup sim test lint bench smoke regress gen clean help
+.PHONY: all setup sim test test-all lint bench smoke regress mutation coverage waves gen clean help
 
 all: test
 
 help:
 	@echo "make sim     run the default workload on the RTL co-simulation and check it against fsim"
-	@echo "make test    the full test suite (what CI runs)"
+	@echo "make test    the test suite without the slow runs (what CI runs)"
+	@echo "make test-all every test, the slow ones (large networks, whole-shell synthesis) too"
 	@echo "make lint    verilator -Wall lint and Yosys coarse synthesis of the core"
 	@echo "make bench   benchmarks (fsim GMAC/s, RTL cycles/s, one ResNet-18 inference on fsim and rtl)"
 	@echo "make smoke   on-board smoke test on an OpenCL device (PLATFORM=name)"
 	@echo "make regress random differential regression (CONFIG, COUNT, SEED, TARGETS, JOBS)"
+	@echo "make mutation mutation score of the regression: every RTL mutant of the catalogue (long; CONFIG, MUT_COUNT, JOBS)"
+	@echo "make coverage regression with RTL coverage: results/coverage/index.html (COV_COUNT, SEED)"
+	@echo "make waves   PROG=prog.bin DRAM=dram.bin: RTL waves and a GTKWave save file in results/waves"
 	@echo "make gen     regenerate hdl/gen and opencl/gen from config/*.json"
 
 setup: $(STAMP)
@@ -42,7 +48,10 @@ sim: $(STAMP)
 	$(BIN)/vtabench sim --config $(CONFIG)
 
 test: $(STAMP)
-	$(BIN)/pytest -n $(JOBS) --durations=15 --junit-xml=results/junit.xml tests
+	$(BIN)/pytest -n $(JOBS) -m "not slow" --durations=15 --junit-xml=results/junit.xml tests
+
+test-all: $(STAMP)
+	$(BIN)/pytest -n $(JOBS) --durations=15 --junit-xml=results/junit-all.xml tests
 
 lint: $(STAMP)
 	$(BIN)/python -m vtabench.targets.rtl.lint
@@ -59,6 +68,23 @@ regress: $(STAMP)
 	$(BIN)/vtabench regress --config $(CONFIG) --count $(COUNT) $(if $(SEED),--seed $(SEED)) \
 	  --targets $(TARGETS) --jobs $(JOBS) --junit results/regress-$(CONFIG).xml \
 	  --coverage-json results/coverage-$(CONFIG).json
+
+# Each mutant is a Verilator build plus up to MUT_COUNT regression programs; resumable.
+MUT_COUNT ?= 1000
+mutation: $(STAMP)
+	$(BIN)/vtabench mutate --kind rtl --config $(CONFIG) --count $(MUT_COUNT) --jobs $(JOBS) \
+	  --results results/mutation-rtl-$(CONFIG).json --resume
+
+coverage: $(STAMP)
+	$(BIN)/vtabench regress --config $(CONFIG) --count $(COV_COUNT) $(if $(SEED),--seed $(SEED)) \
+	  --targets fsim,rtl --jobs $(JOBS) --rtl-coverage results/coverage
+
+waves: $(STAMP)
+	@test -n "$(PROG)" -a -n "$(DRAM)" || { echo "usage: make waves PROG=prog.bin DRAM=dram.bin [CONFIG=default]" >&2; exit 2; }
+	$(BIN)/vtabench exec --config $(CONFIG) --target rtl --insns $(PROG) --dram $(DRAM) \
+	  --out results/waves/$(basename $(notdir $(PROG))).out.bin \
+	  --waves results/waves/$(basename $(notdir $(PROG)))
+	$(BIN)/python -m vtabench.report.gtkw results/waves/$(basename $(notdir $(PROG)))
 
 gen: $(STAMP)
 	$(BIN)/vtabench gen
