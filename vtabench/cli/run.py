@@ -9,9 +9,18 @@ layer, after the timed batched inference).
 from __future__ import annotations
 
 import argparse
+from contextlib import nullcontext
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from vtabench.drivers.api import BACKENDS
+
+if TYPE_CHECKING:
+    from vtabench.graph import Package
+    from vtabench.graph.execute import Result
+    from vtabench.report.timeline import Recorder
+    from vtabench.spec.config import Config
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,6 +36,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="per-layer run (one sync per layer) for cycles; default on for "
                    "targets that count cycles (rtl)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--timeline", type=Path, metavar="PATH",
+                   help="rtl: the pipeline timeline of the timed inferences, .json (Chrome trace "
+                   "/ Perfetto) or .png, layers marked (docs/visualize.md)")
+    p.add_argument("--plot", type=Path, metavar="PATH",
+                   help="rtl, with the profiling run: per-layer cycles by part (compute, load "
+                   "stall, store stall, token wait) and MAC utilization, a PNG")
     p.set_defaults(func=run)
 
 
@@ -56,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from vtabench.cli.compile import summarize
     from vtabench.spec.config import load_config
     from vtabench.graph import Package, compile_model, run_package
+    from vtabench.report.timeline import Recorder
 
     if not args.model.exists():
         raise CliError(f"{args.model}: no such file")
@@ -76,8 +92,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"input {args.input} has shape {x.shape}, the model takes "
                        f"{tuple(spec['shape'])}")
     profile = args.profile if args.profile is not None else BACKENDS[args.target].cycles
-    results = run_package(pkg, args.target, [x.astype(np.float32)], runs=args.runs,
-                          profile=profile, progress=not args.no_progress)
+    if args.plot is not None and not profile:
+        raise CliError("--plot draws the profiling run: not with --no-profile")
+    rec = Recorder(args.timeline, args.target) if args.timeline or args.plot else None
+    with rec or nullcontext():
+        results = run_package(pkg, args.target, [x.astype(np.float32)], runs=args.runs,
+                              profile=profile, progress=not args.no_progress)
     timed = results[:args.runs]
     r = timed[-1]
     print(f"target {args.target}: load (once per model): {r.load['bytes_written']} bytes "
@@ -98,8 +118,38 @@ def run(args: argparse.Namespace) -> int:
             print(line)
         if not any("cycles" in row for row in prof.layers):
             print(f"  ({args.target} counts no cycles)")
+    if rec is not None:
+        _pictures(args, cfg, pkg, rec, results)
     y = timed[-1].outputs[0]
     if args.output:
         np.save(args.output, y.astype(np.float32))
         print(f"wrote {args.output} {y.shape}")
     return 0
+
+
+def _pictures(args: argparse.Namespace, cfg: Config, pkg: Package, rec: Recorder,
+              results: list[Result]) -> None:
+    """--timeline (the timed inferences' runs, layers marked) and --plot (one window per run of
+    the profiling run, which comes last: one run per layer)."""
+    from vtabench.report.breakdown import run_breakdown
+    from vtabench.report.network import inference_runs
+    from vtabench.report.plots import breakdown_figure
+    from vtabench.report.timeline import write_timeline
+
+    runs = rec.runs()
+    rows = results[-1].layers if len(results) > args.runs else []
+    timed, prof = runs[:len(runs) - len(rows)], runs[len(runs) - len(rows):]
+    if args.timeline:
+        named = inference_runs(cfg, pkg, args.runs, len(timed))
+        labels, segments = named if named else (None, None)
+        print(f"wrote {write_timeline(args.timeline, cfg, timed, labels, segments)}")
+    if args.plot:
+        wins = [run_breakdown(cfg, r, str(row["layer"])) for r, row in zip(prof, rows,
+                                                                           strict=True)]
+        total = sum(w.cycles for w in wins)
+        macs = sum(w.mac_iterations for w in wins)
+        args.plot.parent.mkdir(parents=True, exist_ok=True)
+        breakdown_figure(wins, f"{args.model.name} on rtl ({cfg.name}), per layer: "
+                         f"{total:,} cycles, MAC utilization {100 * macs / max(total, 1):.1f}%"
+                         ).savefig(args.plot)
+        print(f"wrote {args.plot}")

@@ -4,7 +4,8 @@ was doing in each cycle.
 The compute stage holds the MAC array, so its cycles are the ones that matter: each cycle of a
 window goes to exactly one part, and the parts add up to the window's cycles.
 
-- ``compute``: executing GEMM, ALU or FINISH;
+- ``gemm``: executing a GEMM (the MAC array at work, or resetting the accumulators);
+- ``alu``: executing an ALU instruction (or FINISH);
 - ``uop_acc_load``: executing its own LOAD UOP / ACC / ACC_8BIT (memory bound);
 - ``load_stall``: waiting for an l2g token (the load stage has not delivered inputs or weights);
 - ``store_stall``: waiting for an s2g token (the store stage has not freed the out buffer);
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
 
 #: part -> its label in pictures and tables, in stacking order
 PARTS = {
-    "compute": "compute (GEMM, ALU)",
+    "gemm": "compute: GEMM",
+    "alu": "compute: ALU",
     "uop_acc_load": "compute-stage loads (uop, acc)",
     "load_stall": "load stall (waits for l2g)",
     "store_stall": "store stall (waits for s2g)",
@@ -102,7 +104,7 @@ def _window(cfg: Config, label: str, cycles: int, spans: Sequence[Span]) -> Brea
             tuple(pops), "token_wait")
         parts[wait_part] += s.pop_wait
         parts["token_wait"] += s.push_wait
-        run_part = "uop_acc_load" if insn.opcode == Opcode.LOAD else "compute"
+        run_part = {Opcode.LOAD: "uop_acc_load", Opcode.GEMM: "gemm"}.get(insn.opcode, "alu")
         parts[run_part] += s.busy - s.pop_wait - s.push_wait
     parts["idle"] = cycles - compute_busy
     return Breakdown(label, cycles, parts, macs, len(spans), busy, mem)

@@ -34,8 +34,9 @@ KIND_COLOURS = {
     "FINISH": "#222222",
 }
 WAIT_COLOUR = "#c8c8c8"
-PART_COLOURS = {"compute": "#dd8452", "uop_acc_load": "#937860", "load_stall": "#4c72b0",
-                "store_stall": "#c44e52", "token_wait": "#8c8c8c", "idle": "#e5e5e5"}
+PART_COLOURS = {"gemm": "#dd8452", "alu": "#55a868", "uop_acc_load": "#937860",
+                "load_stall": "#4c72b0", "store_stall": "#c44e52", "token_wait": "#8c8c8c",
+                "idle": "#e5e5e5"}
 #: lanes top to bottom
 LANES = (Stage.LOAD, Stage.COMPUTE, Stage.STORE)
 #: below this many instructions the bars carry their kind as text
