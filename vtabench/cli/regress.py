@@ -33,12 +33,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "results depend on it, never on the number of workers")
     p.add_argument("--junit", type=Path, help="JUnit XML result file")
     p.add_argument("--coverage-json", type=Path, help="functional coverage hits as JSON")
+    p.add_argument("--coverage-png", type=Path, metavar="PATH",
+                   help="functional coverage bins as a heat map (PNG)")
     p.add_argument("--save-dir", type=Path, default=Path("results/regress/failures"),
                    help="where failing programs are saved (.s, .bin, .dram.bin)")
     p.add_argument("--no-shrink", action="store_true", help="do not minimise failures")
     p.add_argument("--rtl-coverage", type=Path, metavar="DIR",
                    help="collect Verilator line/toggle coverage of the rtl runs, merged in DIR "
-                   "(a coverage build of the core; text summary and lcov.info)")
+                   "(a coverage build of the core; text summary, lcov.info and an HTML report, "
+                   "DIR/index.html)")
     p.add_argument("--platform", help="opencl platform name (substring)")
     net = p.add_argument_group("whole networks")
     net.add_argument("--networks", type=_names, metavar="LIST",
@@ -127,8 +130,23 @@ def _run_programs(args: argparse.Namespace, targets: list[str], seed: int,
         args.coverage_json.parent.mkdir(parents=True, exist_ok=True)
         args.coverage_json.write_text(coverage_json(result))
     print(summary(result))
+    title = (f"regress {result.config}: {len(result.results)} programs, seed {result.seed}, "
+             f"{' vs '.join(result.targets)}")
+    if args.coverage_png:
+        from vtabench.report.plots import coverage_figure
+        from vtabench.verify.regress.coverage import all_bins
+
+        args.coverage_png.parent.mkdir(parents=True, exist_ok=True)
+        coverage_figure(result.coverage.hits, all_bins(), title).savefig(args.coverage_png)
+        print(f"wrote {args.coverage_png}")
     if result.rtl_coverage is not None:
+        from vtabench.report.coverage_html import write_report
+        from vtabench.verify.regress.coverage import all_bins
+
         print(rtl_coverage_report(result.rtl_coverage, args.rtl_coverage))
+        index = write_report(args.rtl_coverage, result.rtl_coverage, result.coverage.hits,
+                             all_bins(), title)
+        print(f"coverage report: {index}")
     return 1 if result.failed else 0
 
 
