@@ -3,8 +3,9 @@
 A stand-in core (tb/hdl/selftest/vta_core.sv, a memcpy engine with the core's ports) copies the
 "instruction" area to byte 0 through AR/R/AW/W/B bursts; the result comes back through the shared
 memory-mapped image. Checked: data under every memory knob (latency, bandwidth gaps, random
-back-pressure), cycle counts that follow the knobs, SLVERR on the fault window, protocol checks
-quiet, and many programs in one simulator process. Independent of the real core.
+back-pressure), cycle counts that follow the knobs, SLVERR on the fault window, an injected write
+response error (wr_err_burst: data still written), protocol checks quiet, and many programs in
+one simulator process. Independent of the real core.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def results() -> tuple[list[RawProgram], list[dict]]:
     big = rng.integers(0, 256, 16 * 4096, dtype=np.uint8).tobytes()
     progs.append(RawProgram("big_ideal", big, np.zeros(len(big), np.uint8)))
     progs.append(RawProgram("big_gap1", big, np.zeros(len(big), np.uint8), knobs={"rd_gap": 1}))
+    progs.append(RawProgram("wr_err", code, np.zeros(16 * 64, np.uint8),
+                            knobs={"wr_err_burst": 2}))
     stats = run_batch(cfg, progs, seed=11, stub=True, validate=False, quiet=True)
     return progs, stats
 
@@ -50,7 +53,7 @@ def results() -> tuple[list[RawProgram], list[dict]]:
 def test_copies_match_under_every_knob(results) -> None:
     progs, stats = results
     for p, st in zip(progs, stats, strict=True):
-        if p.name == "fault":
+        if p.name in ("fault", "wr_err"):
             continue
         code = np.frombuffer(p.insns, np.uint8)
         assert st["state"] == "done" and st["error"] == 0, st
@@ -76,3 +79,12 @@ def test_fault_window_answers_slverr(results) -> None:
     code = np.frombuffer(p.insns, np.uint8)
     assert not p.dram[128:192].any()  # the faulted read beat returned zeros
     assert np.array_equal(p.dram[:128], code[:128])
+
+
+def test_injected_write_error_answers_one_burst(results) -> None:
+    """wr_err_burst 2: the second write burst answers SLVERR, and its data is written anyway."""
+    progs, stats = results
+    p, st = progs[-1], stats[-1]
+    assert p.name == "wr_err" and st["error"] == 1 and st["dram_resp_err"] == 1
+    assert np.array_equal(p.dram, np.frombuffer(p.insns, np.uint8))
+    assert st["dram_open_at_done"] == 0 and st["dram_proto_err"] == 0

@@ -2,9 +2,9 @@
 
 One simulator process runs a whole batch of programs (:func:`run_batch`), resetting the core in
 between, because starting the simulator costs about a second and pytest runs dozens of programs.
-The one-program form the CLI calls (``vtabench exec --target rtl``) is
-``vtabench.drivers.rtl_backend.run_raw`` (docs/dev/interfaces.md). :class:`SimJob` is the
-simulator launch both use: a job folder in /dev/shm, the cocotb runner call, the log.
+The platform device (``open_device("rtl", cfg)``, ``vtabench exec --target rtl``) runs in a
+simulator that ``vtabench.drivers.rtl.launcher`` starts. :class:`SimJob` is the simulator launch
+both use: a job folder in /dev/shm, the cocotb runner call, the log.
 
 How the DRAM image moves (no per-beat Python): the runner writes each program's image and
 instruction stream to a job directory; inside the simulator, the cocotb test (tb/test_core.py)
@@ -12,11 +12,12 @@ copies them into a file in /dev/shm that the DPI DRAM model (tb/csrc/dram.cpp) h
 mmap and that Python has mapped with numpy.memmap (the same pages), resets the core, launches it,
 waits for done_o (Python sleeps; the clock runs in C), and copies the image back out.
 
-Image layout of one program: the caller's DRAM image at byte 0 (dram_base_i = 0: dram_base fields
-are absolute element indices), the instruction stream at the next 4 KiB boundary (insn_base_i),
-then zero padding and a 4 KiB guard. dram_size_i = the image's size. After the run, bytes outside
-the image (instruction area, padding, guard) are checked unchanged: ``stray_writes`` counts those
-that changed.
+Image layout of one program: the caller's DRAM image at byte ``dram_base`` (dram_base_i: 0 unless
+the program asks for another, bus-aligned or not; dram_base fields are element indices from it),
+the instruction stream ``insn_pad`` bytes after the next 4 KiB boundary (insn_base_i: any
+16-byte alignment, or a misaligned one), then zero padding and a 4 KiB guard. dram_size_i = the
+image's size. After the run, bytes outside the image (the bytes before it, instruction area,
+padding, guard) are checked unchanged: ``stray_writes`` counts those that changed.
 """
 
 from __future__ import annotations
@@ -44,9 +45,16 @@ DRAM_KNOBS = {"rd_latency": 20, "wr_latency": 10, "rd_gap": 0, "stall": 0, "faul
               "fault_hi": 0}
 #: knob -> the DRAM model input of the simulator tops (vta_tb_top, vta_pcie_top) that sets it.
 DRAM_KNOB_SIGNALS = {k: f"dram_{k}_i" for k in DRAM_KNOBS}
+#: Knobs of the core bench's DRAM model only (the platform leaves them at these defaults):
+#: rd_reorder 1 serves reads out of order across IDs; wr_err_burst N > 0 answers the N-th write
+#: burst with SLVERR.
+BENCH_KNOBS = {"rd_reorder": 0, "wr_err_burst": 0}
+BENCH_KNOB_SIGNALS = {k: f"dram_{k}_i" for k in BENCH_KNOBS}
 CLOCK_NS = 10
 INSN_ALIGN = 4096
 GUARD_BYTES = 4096
+#: The bench's AXI data width in bytes (vta_tb_top AxiDataWidth / 8): one read or write beat.
+BUS_BYTES = 64
 
 
 class RtlRunError(RuntimeError):
@@ -57,13 +65,18 @@ class RtlRunError(RuntimeError):
 class RawProgram:
     """One program for :func:`run_batch`. ``insns``: a list of Insn or the encoded bytes (raw
     bytes skip encoding, so a program with an illegal opcode can reach the core). ``dram`` is
-    updated in place with the image after the run."""
+    updated in place with the image after the run. ``knobs``: DRAM model knobs of this program
+    (DRAM_KNOBS, BENCH_KNOBS). ``dram_base``: the image's bus address (dram_base_i), ``insn_pad``:
+    bytes between the 4 KiB boundary after the image and the instruction stream (see the module
+    docstring)."""
 
     name: str
     insns: Any
     dram: np.ndarray
     knobs: dict[str, int] = field(default_factory=dict)
     max_cycles: int | None = None
+    dram_base: int = 0
+    insn_pad: int = 0
 
 
 def _encode(cfg: Config, insns: Any) -> bytes:
@@ -78,6 +91,11 @@ def _encode(cfg: Config, insns: Any) -> bytes:
 
 def _align(n: int, a: int) -> int:
     return (n + a - 1) // a * a
+
+
+def insn_offset(dram_base: int, image_bytes: int, insn_pad: int) -> int:
+    """Bus address of a program's instruction stream (see the module docstring)."""
+    return _align(dram_base + max(image_bytes, 1), INSN_ALIGN) + insn_pad
 
 
 def estimate_cycles(cfg: Config, code: bytes) -> int:
@@ -223,20 +241,24 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
 
                 validate_program(cfg, list(p.insns) if not isinstance(p.insns, (bytes, bytearray))
                                  else decode_program(cfg, code), dram)
-            insn_off = _align(max(len(dram), 1), INSN_ALIGN)
+            if not 0 <= p.insn_pad < INSN_ALIGN or p.dram_base < 0:
+                raise ValueError(f"{p.name}: insn_pad {p.insn_pad} outside [0, {INSN_ALIGN}) or "
+                                 f"dram_base {p.dram_base} negative")
+            insn_off = insn_offset(p.dram_base, len(dram), p.insn_pad)
             total = _align(insn_off + len(code), INSN_ALIGN) + GUARD_BYTES
             max_total = max(max_total, total)
             (job_dir / f"p{i}.img").write_bytes(dram.tobytes())
             (job_dir / f"p{i}.insn").write_bytes(code)
-            k = dict(DRAM_KNOBS)
+            k = {**DRAM_KNOBS, **BENCH_KNOBS}
             k.update(knobs or {})
             k.update(p.knobs)
-            bad = set(k) - set(DRAM_KNOBS)
+            bad = set(k) - set(DRAM_KNOBS) - set(BENCH_KNOBS)
             if bad:
                 raise TypeError(f"unknown DRAM knob(s) {', '.join(sorted(bad))}")
             max_cycles = p.max_cycles or opts.get("max_cycles") or estimate_cycles(cfg, code)
             manifest.append({
-                "name": p.name, "image_bytes": len(dram), "insn_offset": insn_off,
+                "name": p.name, "image_offset": p.dram_base, "image_bytes": len(dram),
+                "insn_offset": insn_off,
                 "insn_count": len(code) // 16, "total_bytes": total,
                 "dram_size": int(opts.get("dram_size", len(dram))),
                 "knobs": k, "max_cycles": int(max_cycles), "timeout_s": timeout_s,

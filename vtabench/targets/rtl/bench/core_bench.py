@@ -23,15 +23,16 @@ from cocotb.clock import Clock
 from cocotb.simtime import get_sim_time
 from cocotb.triggers import ClockCycles, First, RisingEdge, Timer
 
-from vtabench.targets.rtl.simjob import DRAM_KNOB_SIGNALS
+from vtabench.targets.rtl.simjob import BENCH_KNOB_SIGNALS, DRAM_KNOB_SIGNALS
 
 STATUS_OUTPUTS = ("busy_o", "done_o", "error_o", "error_insn_o", "cycles_o", "load_busy_o",
                   "compute_busy_o", "store_busy_o", "load_insns_o", "compute_insns_o",
                   "store_insns_o", "acc_writes_o")
 DRAM_OUTPUTS = ("dram_rd_beats_o", "dram_wr_beats_o", "dram_rd_bursts_o", "dram_wr_bursts_o",
-                "dram_max_rd_outstanding_o", "dram_proto_err_o", "dram_resp_err_o")
+                "dram_max_rd_outstanding_o", "dram_proto_err_o", "dram_resp_err_o",
+                "dram_open_at_done_o")
 #: DRAM knob -> input of vta_tb_top (the knobs and their defaults: vtabench.targets.rtl.simjob).
-KNOB_INPUTS = DRAM_KNOB_SIGNALS
+KNOB_INPUTS = {**DRAM_KNOB_SIGNALS, **BENCH_KNOB_SIGNALS}
 
 
 def _int(handle: Any) -> int | None:
@@ -48,9 +49,10 @@ class DramImage:
         self.path = Path(path)
         self.mem = np.memmap(self.path, dtype=np.uint8, mode="r+")
 
-    def load(self, image: np.ndarray, code: bytes, insn_offset: int, total: int) -> None:
+    def load(self, image: np.ndarray, image_offset: int, code: bytes, insn_offset: int,
+             total: int) -> None:
         self.mem[:total] = 0
-        self.mem[:len(image)] = image
+        self.mem[image_offset:image_offset + len(image)] = image
         self.mem[insn_offset:insn_offset + len(code)] = np.frombuffer(code, dtype=np.uint8)
 
     def read(self, start: int, nbytes: int) -> np.ndarray:
@@ -127,12 +129,13 @@ class CoreTB:
         return out
 
     async def run_program(self, p: dict[str, Any], image: np.ndarray, code: bytes) -> dict:
-        self.dram.load(image, code, p["insn_offset"], p["total_bytes"])
+        start, n_img = p["image_offset"], p["image_bytes"]
+        self.dram.load(image, start, code, p["insn_offset"], p["total_bytes"])
         self.set_knobs(p["knobs"], p["seed"])
         await self.reset()
         wall0 = time.monotonic()
         cpu0 = time.process_time()
-        await self.launch(p["insn_offset"], p["insn_count"], 0, p["dram_size"])
+        await self.launch(p["insn_offset"], p["insn_count"], start, p["dram_size"])
         state, waited = await self.wait_done(p["max_cycles"], p.get("timeout_s"))
         wall = time.monotonic() - wall0
         cpu = time.process_time() - cpu0
@@ -147,12 +150,12 @@ class CoreTB:
         # CPU time of the simulator process: the rate without other processes' contention.
         res["cpu_s"] = round(cpu, 4)
         res["cycles_per_cpu_s"] = round(waited / cpu) if cpu > 0 else None
-        # Bytes the core must not have touched: everything after the image.
-        n_img = p["image_bytes"]
-        rest = self.dram.read(n_img, p["total_bytes"] - n_img)
+        # Bytes the core must not have touched: everything outside the image.
+        rest = self.dram.read(0, p["total_bytes"])
         expect = np.zeros_like(rest)
-        off = p["insn_offset"] - n_img
-        expect[off:off + len(code)] = np.frombuffer(code, dtype=np.uint8)
+        expect[p["insn_offset"]:p["insn_offset"] + len(code)] = np.frombuffer(code, np.uint8)
+        inside = slice(start, start + n_img)
+        rest[inside] = expect[inside] = 0
         res["stray_writes"] = int(np.count_nonzero(rest != expect))
         if state != "done":
             self.log.error("%s: %s after %d cycles; status %s", p["name"], state, waited, st)
@@ -172,7 +175,7 @@ async def run_job(dut: Any) -> None:
             image = np.fromfile(base / f"p{i}.img", dtype=np.uint8)
             code = (base / f"p{i}.insn").read_bytes()
             res = await tb.run_program(p, image, code)
-            tb.dram.read(0, p["image_bytes"]).tofile(base / f"p{i}.out")
+            tb.dram.read(p["image_offset"], p["image_bytes"]).tofile(base / f"p{i}.out")
             out.write(json.dumps(res) + "\n")
             out.flush()
             tb.log.info("%s: %s, %s cycles, %.3f s", p["name"], res["state"], res["cycles"],

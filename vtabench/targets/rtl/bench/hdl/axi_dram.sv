@@ -3,8 +3,11 @@
 // the whole image in bulk. This module moves one whole bus beat per DPI call.
 //
 // Behaviour (all knobs are inputs, so a bench changes them between programs without a rebuild):
-//   - several reads outstanding (MaxReads), served in order, each after cfg_rd_latency_i cycles
-//     from its AR handshake (latencies of outstanding bursts overlap);
+//   - several reads outstanding (MaxReads), each served after cfg_rd_latency_i cycles from its AR
+//     handshake (latencies of outstanding bursts overlap): in order, one burst after the other,
+//     or, with cfg_rd_reorder_i, out of order across IDs: every R beat comes from a random ready
+//     burst that is the oldest of its ID (AXI4 allows reordering and interleaving across IDs,
+//     never within one);
 //   - read bandwidth: cfg_rd_gap_i idle cycles after every R beat (0 = one beat per cycle);
 //   - back-pressure: each of ARREADY / AWREADY / WREADY and each R beat opportunity is withheld
 //     in a cycle with probability cfg_stall_i / 256, from an xorshift generator seeded with
@@ -12,7 +15,11 @@
 //   - INCR (and FIXED) bursts of any length and size up to the bus width, byte strobes;
 //   - a fault window: beats whose address lies in [cfg_fault_lo_i, cfg_fault_hi_i) answer SLVERR
 //     (reads return zero, writes are dropped); beats outside the mapped image answer DECERR;
-//   - B responses cfg_wr_latency_i cycles after the last W beat;
+//   - B responses cfg_wr_latency_i cycles after the last W beat; cfg_wr_err_burst_i = N > 0
+//     answers the N-th write burst since reset with SLVERR (its data is written: a pure response
+//     error);
+//   - stat_busy_o: a burst is open (an AR without its last R beat, an AW without its B), for
+//     the bench's check that the core raises done only on a quiet bus;
 //   - protocol checks counted in stat_proto_err_o (4 KiB crossing, WLAST mismatch, WRAP burst,
 //     size wider than the bus) and reported with $display.
 // The DRAM file is mapped at time 0 and again in the first cycle of every reset
@@ -34,6 +41,9 @@ module axi_dram #(
   input  logic [31:0]            cfg_seed_i,
   input  logic [63:0]            cfg_fault_lo_i,
   input  logic [63:0]            cfg_fault_hi_i,
+  // knobs only the core bench drives (a top that leaves them open gets the default behaviour)
+  input  logic                   cfg_rd_reorder_i = 1'b0,
+  input  logic [31:0]            cfg_wr_err_burst_i = 32'd0,
   // AXI4 slave
   input  logic [IdWidth-1:0]     s_axi_arid_i,
   input  logic [AddrWidth-1:0]   s_axi_araddr_i,
@@ -72,7 +82,8 @@ module axi_dram #(
   output logic [31:0]            stat_max_rd_outstanding_o,
   output logic [31:0]            stat_proto_err_o,
   output logic [31:0]            stat_resp_err_o,
-  output logic [63:0]            stat_mapped_bytes_o
+  output logic [63:0]            stat_mapped_bytes_o,
+  output logic                   stat_busy_o
 );
 
   localparam int unsigned Bytes = DataWidth / 8;
@@ -145,16 +156,18 @@ module axi_dram #(
   logic [63:0] cycle_q;
 
   // ---------------------------------------------------------------------------------------------
-  // Read path: queue of accepted ARs, served in order.
-  logic [AddrWidth-1:0] ar_addr_q [MaxReads];
-  logic [7:0]           ar_len_q  [MaxReads];
-  logic [2:0]           ar_size_q [MaxReads];
-  logic [1:0]           ar_burst_q[MaxReads];
-  logic [IdWidth-1:0]   ar_id_q   [MaxReads];
-  logic [63:0]          ar_t_q    [MaxReads];
-  logic [RIdxW-1:0]     ar_head_q, ar_tail_q;
+  // Read path: accepted ARs in slots, each with its accept order (seq) and its next beat.
+  logic                 rs_v_q    [MaxReads];
+  logic [AddrWidth-1:0] rs_addr_q [MaxReads];
+  logic [7:0]           rs_len_q  [MaxReads];
+  logic [2:0]           rs_size_q [MaxReads];
+  logic [1:0]           rs_burst_q[MaxReads];
+  logic [IdWidth-1:0]   rs_id_q   [MaxReads];
+  logic [63:0]          rs_t_q    [MaxReads];
+  logic [31:0]          rs_seq_q  [MaxReads];
+  logic [7:0]           rs_beat_q [MaxReads];
+  logic [31:0]          ar_seq_q;
   logic [RIdxW:0]       ar_cnt_q;
-  logic [7:0]           rd_beat_q;
   logic [7:0]           rd_gap_q;
 
   logic                 rvalid_q, rlast_q;
@@ -169,6 +182,43 @@ module axi_dram #(
   assign s_axi_rlast_o   = rlast_q;
   assign s_axi_rid_o     = rid_q;
 
+  // The slot the next AR goes to, and the slot whose beat goes out next (if one may).
+  logic [RIdxW-1:0] free_slot, serve_slot;
+  logic             serve;
+
+  always_comb begin
+    free_slot  = '0;
+    serve_slot = '0;
+    serve      = 1'b0;
+    for (int i = MaxReads - 1; i >= 0; i--) begin
+      if (!rs_v_q[i]) free_slot = RIdxW'(i);
+    end
+    if (!cfg_rd_reorder_i) begin
+      // in order: the oldest burst, once its latency has passed
+      for (int i = 0; i < MaxReads; i++) begin
+        if (rs_v_q[i] && (!serve || rs_seq_q[i] < rs_seq_q[serve_slot])) begin
+          serve      = 1'b1;
+          serve_slot = RIdxW'(i);
+        end
+      end
+      serve = serve && (rs_t_q[serve_slot] <= cycle_q);
+    end else begin
+      // out of order: the first ready burst that is the oldest of its ID, from a random slot on
+      for (int k = MaxReads - 1; k >= 0; k--) begin
+        automatic int unsigned i = (32'(k) + 32'(rnd_q[8 +: RIdxW])) % MaxReads;
+        automatic logic head = rs_v_q[i] && (rs_t_q[i] <= cycle_q);
+        for (int j = 0; j < MaxReads; j++) begin
+          if (rs_v_q[j] && rs_id_q[j] == rs_id_q[i] && rs_seq_q[j] < rs_seq_q[i]) head = 1'b0;
+        end
+        if (head) begin
+          serve      = 1'b1;
+          serve_slot = RIdxW'(i);
+        end
+      end
+    end
+    serve = serve && (rd_gap_q == 8'd0) && !stall_r;
+  end
+
   // ---------------------------------------------------------------------------------------------
   // Write path: queue of accepted AWs; W beats go to the head; B responses queued with a time.
   logic [AddrWidth-1:0] aw_addr_q [MaxWrites];
@@ -181,6 +231,7 @@ module axi_dram #(
   logic [7:0]           wr_beat_q;
   logic [1:0]           wr_resp_q;
 
+  logic [31:0]          wr_done_q;  // write bursts whose last W beat came
   logic [IdWidth-1:0]   b_id_q  [MaxWrites];
   logic [1:0]           b_resp_q[MaxWrites];
   logic [63:0]          b_t_q   [MaxWrites];
@@ -210,6 +261,8 @@ module axi_dram #(
   assign stat_proto_err_o = proto_err_q;
   assign stat_resp_err_o  = resp_err_q;
   assign stat_mapped_bytes_o = mapped_q;
+  assign stat_busy_o = (ar_cnt_q != '0) || rvalid_q || (aw_cnt_q != '0) || (b_cnt_q != '0) ||
+                       bvalid_q;
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -219,10 +272,9 @@ module axi_dram #(
       end
       cycle_q     <= '0;
       rnd_q       <= (cfg_seed_i == 32'd0) ? 32'h1234_5678 : cfg_seed_i;
-      ar_head_q   <= '0;
-      ar_tail_q   <= '0;
+      for (int i = 0; i < MaxReads; i++) rs_v_q[i] <= 1'b0;
+      ar_seq_q    <= '0;
       ar_cnt_q    <= '0;
-      rd_beat_q   <= '0;
       rd_gap_q    <= '0;
       rvalid_q    <= 1'b0;
       rlast_q     <= 1'b0;
@@ -234,6 +286,7 @@ module axi_dram #(
       aw_cnt_q    <= '0;
       wr_beat_q   <= '0;
       wr_resp_q   <= RespOkay;
+      wr_done_q   <= '0;
       b_head_q    <= '0;
       b_tail_q    <= '0;
       b_cnt_q     <= '0;
@@ -259,13 +312,16 @@ module axi_dram #(
 
       // ---- AR accept
       if (s_axi_arvalid_i && s_axi_arready_o) begin
-        ar_addr_q[ar_tail_q]  <= s_axi_araddr_i;
-        ar_len_q[ar_tail_q]   <= s_axi_arlen_i;
-        ar_size_q[ar_tail_q]  <= s_axi_arsize_i;
-        ar_burst_q[ar_tail_q] <= s_axi_arburst_i;
-        ar_id_q[ar_tail_q]    <= s_axi_arid_i;
-        ar_t_q[ar_tail_q]     <= cycle_q + 64'(cfg_rd_latency_i);
-        ar_tail_q <= (ar_tail_q == RIdxW'(MaxReads - 1)) ? '0 : ar_tail_q + 1'b1;
+        rs_v_q[free_slot]     <= 1'b1;
+        rs_addr_q[free_slot]  <= s_axi_araddr_i;
+        rs_len_q[free_slot]   <= s_axi_arlen_i;
+        rs_size_q[free_slot]  <= s_axi_arsize_i;
+        rs_burst_q[free_slot] <= s_axi_arburst_i;
+        rs_id_q[free_slot]    <= s_axi_arid_i;
+        rs_t_q[free_slot]     <= cycle_q + 64'(cfg_rd_latency_i);
+        rs_seq_q[free_slot]   <= ar_seq_q;
+        rs_beat_q[free_slot]  <= '0;
+        ar_seq_q <= ar_seq_q + 32'd1;
         ar_cnt_d = ar_cnt_d + 1'b1;
         rd_bursts_q <= rd_bursts_q + 32'd1;
         if (burst_bad(s_axi_araddr_i, s_axi_arlen_i, s_axi_arsize_i, s_axi_arburst_i)) begin
@@ -278,10 +334,12 @@ module axi_dram #(
       // ---- R beats
       if (rd_gap_q != 8'd0) rd_gap_q <= rd_gap_q - 8'd1;
       if (!rvalid_q || s_axi_rready_i) begin
-        if (ar_cnt_q != '0 && ar_t_q[ar_head_q] <= cycle_q && rd_gap_q == 8'd0 && !stall_r) begin
-          automatic logic [AddrWidth-1:0] a = beat_addr(ar_addr_q[ar_head_q], ar_size_q[ar_head_q],
-                                                        ar_burst_q[ar_head_q], rd_beat_q);
-          automatic logic last = (rd_beat_q == ar_len_q[ar_head_q]);
+        if (serve) begin
+          automatic logic [AddrWidth-1:0] a = beat_addr(rs_addr_q[serve_slot],
+                                                        rs_size_q[serve_slot],
+                                                        rs_burst_q[serve_slot],
+                                                        rs_beat_q[serve_slot]);
+          automatic logic last = (rs_beat_q[serve_slot] == rs_len_q[serve_slot]);
           automatic bit [511:0] line = '0;
           automatic int ok = 0;
           if (in_fault(a, cfg_fault_lo_i, cfg_fault_hi_i)) begin
@@ -296,15 +354,14 @@ module axi_dram #(
           end
           rvalid_q <= 1'b1;
           rlast_q  <= last;
-          rid_q    <= ar_id_q[ar_head_q];
+          rid_q    <= rs_id_q[serve_slot];
           rd_gap_q <= cfg_rd_gap_i;
           rd_beats_q <= rd_beats_q + 32'd1;
           if (last) begin
-            rd_beat_q <= '0;
-            ar_head_q <= (ar_head_q == RIdxW'(MaxReads - 1)) ? '0 : ar_head_q + 1'b1;
+            rs_v_q[serve_slot] <= 1'b0;
             ar_cnt_d = ar_cnt_d - 1'b1;
           end else begin
-            rd_beat_q <= rd_beat_q + 8'd1;
+            rs_beat_q[serve_slot] <= rs_beat_q[serve_slot] + 8'd1;
           end
         end else begin
           rvalid_q <= 1'b0;
@@ -353,7 +410,12 @@ module axi_dram #(
         end
         if (wr_resp_q > resp) resp = wr_resp_q;  // the worst response of the burst so far
         wr_beats_q <= wr_beats_q + 32'd1;
+        if (last && cfg_wr_err_burst_i != 32'd0 && wr_done_q + 32'd1 == cfg_wr_err_burst_i) begin
+          resp = RespSlvErr;  // the injected response error
+          rerr_d = rerr_d + 32'd1;
+        end
         if (last) begin
+          wr_done_q <= wr_done_q + 32'd1;
           b_id_q[b_tail_q]   <= aw_id_q[aw_head_q];
           b_resp_q[b_tail_q] <= resp;
           b_t_q[b_tail_q]    <= cycle_q + 64'(cfg_wr_latency_i);

@@ -1,7 +1,8 @@
 // Top of the core bench for Verilator: vta_core with its AXI4 master on the DPI-backed DRAM model.
 // Every input is driven by cocotb (the clock by cocotb.clock.Clock, which runs in C); the DRAM
 // knobs are inputs too, so one simulator process runs many programs with different memory
-// behaviour, resetting in between.
+// behaviour, resetting in between. dram_open_at_done_o: done_o rose while a burst was open or
+// the core was still asking for one (the core must finish on a quiet bus, after an error too).
 module vta_tb_top #(
   parameter int unsigned AxiAddrWidth = 64,
   parameter int unsigned AxiDataWidth = 512,
@@ -24,6 +25,8 @@ module vta_tb_top #(
   input  logic [31:0]             dram_seed_i,
   input  logic [63:0]             dram_fault_lo_i,
   input  logic [63:0]             dram_fault_hi_i,
+  input  logic                    dram_rd_reorder_i,
+  input  logic [31:0]             dram_wr_err_burst_i,
   // core status
   output logic                    busy_o,
   output logic                    done_o,
@@ -45,7 +48,8 @@ module vta_tb_top #(
   output logic [31:0]             dram_max_rd_outstanding_o,
   output logic [31:0]             dram_proto_err_o,
   output logic [31:0]             dram_resp_err_o,
-  output logic [63:0]             dram_mapped_bytes_o
+  output logic [63:0]             dram_mapped_bytes_o,
+  output logic                    dram_open_at_done_o
 );
 
   logic [AxiIdWidth-1:0]     arid, rid, awid, bid;
@@ -57,6 +61,7 @@ module vta_tb_top #(
   logic                      awvalid, awready, wlast, wvalid, wready, bvalid, bready;
   logic [AxiDataWidth-1:0]   rdata, wdata;
   logic [AxiDataWidth/8-1:0] wstrb;
+  logic                      dram_busy, done_q, open_at_done_q;
 
   vta_core #(
     .AxiAddrWidth(AxiAddrWidth),
@@ -129,6 +134,8 @@ module vta_tb_top #(
     .cfg_seed_i      (dram_seed_i),
     .cfg_fault_lo_i  (dram_fault_lo_i),
     .cfg_fault_hi_i  (dram_fault_hi_i),
+    .cfg_rd_reorder_i  (dram_rd_reorder_i),
+    .cfg_wr_err_burst_i(dram_wr_err_burst_i),
     .s_axi_arid_i    (arid),
     .s_axi_araddr_i  (araddr),
     .s_axi_arlen_i   (arlen),
@@ -165,7 +172,21 @@ module vta_tb_top #(
     .stat_max_rd_outstanding_o(dram_max_rd_outstanding_o),
     .stat_proto_err_o         (dram_proto_err_o),
     .stat_resp_err_o          (dram_resp_err_o),
-    .stat_mapped_bytes_o      (dram_mapped_bytes_o)
+    .stat_mapped_bytes_o      (dram_mapped_bytes_o),
+    .stat_busy_o              (dram_busy)
   );
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      done_q         <= 1'b0;
+      open_at_done_q <= 1'b0;
+    end else begin
+      done_q <= done_o;
+      if (done_o && !done_q && (dram_busy || arvalid || awvalid || wvalid)) begin
+        open_at_done_q <= 1'b1;
+      end
+    end
+  end
+  assign dram_open_at_done_o = open_at_done_q;
 
 endmodule : vta_tb_top
