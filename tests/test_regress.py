@@ -1,22 +1,31 @@
-"""Regression machinery: functional coverage, the minimiser, Verilator coverage, the CLI."""
+"""Regression machinery: the case generator (queue fills, placement, timing, response errors,
+illegal streams), the checks, functional coverage, the minimiser, Verilator coverage, the CLI."""
 
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from vtabench.cli import main
-from vtabench.spec.config import load_config
 from vtabench.fsim import Fsim, kernels
+from vtabench.spec.config import CMD_QUEUE_DEPTH, TOKEN_QUEUE_DEPTH, load_config
 from vtabench.spec.isa import AluOp, Opcode
-from vtabench.verify.random_program import random_program
+from vtabench.spec.contracts.errors import ErrorCode
+from vtabench.spec.contracts.stages import QUEUE_ENDS, TokenQueue
+from vtabench.spec.isa.insn import encode_program
+from vtabench.spec.tokens import schedule, stage_of
+from vtabench.spec.validate import ValidationError, validate_binary, validate_program
+from vtabench.verify.builder import ProgramBuilder
+from vtabench.verify.illegal import DEFECTS, expected_outcomes
+from vtabench.verify.random_program import fill_command_queue, fill_token_queue, random_program
+from vtabench.verify.regress.campaign import generate, minimise
 from vtabench.verify.regress.coverage import FunctionalCoverage, all_bins
-from vtabench.verify.regress.diff import first_mismatch
+from vtabench.verify.regress.diff import (Observation, check, compare, first_mismatch,
+                                          golden_image)
 from vtabench.verify.regress.rtl_coverage import RtlCoverage
-from vtabench.verify.regress.campaign import generate
 from vtabench.verify.regress.shrink import Shrinker
-from vtabench.spec.tokens import schedule
-from vtabench.spec.validate import validate_program
+from vtabench.verify.run_setup import Outcome
 
 CFG = load_config("default")
 
@@ -47,13 +56,100 @@ def test_coverage_bins_and_uncovered_listing():
     assert merged.percent() == cov.percent()
 
 
-def test_random_programs_reach_full_functional_coverage():
+@pytest.mark.slow
+def test_2000_cases_hit_every_coverage_bin():
+    """A bin never hit in 2000 cases is a generator bug. Every case is sampled statically (its
+    run setup, instructions, order, queues); fsim observes the ALU operands of the first 300."""
     cov = FunctionalCoverage(CFG)
-    for k in range(300):
+    for k in range(2000):
         prog = generate(CFG, 7, k)
-        cov.sample_program(prog.insns, schedule(prog.insns).order)
-        Fsim(CFG).run(prog.insns, prog.dram.copy(), observe_alu=cov.sample_alu)
+        cov.sample_case(prog)
+        if k < 300:
+            golden_image(CFG, prog, observe_alu=cov.sample_alu)
     assert cov.uncovered() == []
+
+
+@pytest.mark.parametrize("queue", list(TokenQueue))
+def test_queue_prologues_need_every_entry(queue):
+    """The token-queue prologue deadlocks with one token less; the command-queue prologue with
+    one command entry less; both are valid at the real capacities."""
+    for fill, tight in ((fill_token_queue, {"token_depth": TOKEN_QUEUE_DEPTH - 1}),
+                        (fill_command_queue, {"cmd_depth": CMD_QUEUE_DEPTH - 1})):
+        p = ProgramBuilder(CFG)
+        fill(p, queue)
+        p.finish()
+        prog = p.build("fill")
+        validate_program(CFG, prog.insns, prog.dram)
+        dead = schedule(prog.insns, **tight).deadlock
+        assert dead is not None, (fill.__name__, queue)
+        if fill is fill_token_queue:
+            assert (dead.queue, dead.waits_for) == (queue.name.lower(), "push")
+        else:
+            assert stage_of(prog.insns[dead.fetch_blocked]) == QUEUE_ENDS[queue].consumer
+
+
+def test_every_defect_breaks_one_rule_the_validator_names():
+    """Each defect gives the code it is meant for, at the index the validator names; the
+    generated illegal cases carry those outcomes."""
+    wanted = {"opcode": ErrorCode.OPCODE, "load_mem_type": ErrorCode.MEM_TYPE,
+              "store_mem_type": ErrorCode.MEM_TYPE, "alu_opcode": ErrorCode.ALU_OP,
+              "alu_reset": ErrorCode.ALU_OP, "token_flag": ErrorCode.MEM_TYPE,
+              "pad_forbidden": ErrorCode.MEM_TYPE, "finish_early": ErrorCode.FINISH,
+              "finish_flag": ErrorCode.FINISH, "finish_missing": ErrorCode.FINISH,
+              "empty": ErrorCode.FINISH, "sram_load": ErrorCode.SRAM_LOAD,
+              "sram_uop_load": ErrorCode.SRAM_UOP, "sram_store": ErrorCode.SRAM_STORE,
+              "uop_range": ErrorCode.SRAM_UOP, "gemm_index": ErrorCode.SRAM_GEMM,
+              "alu_index": ErrorCode.SRAM_ALU, "dram_range": ErrorCode.DRAM_RANGE}
+    assert set(wanted) == set(DEFECTS)
+    applied = set()
+    for s in range(12):
+        body = random_program(CFG, np.random.default_rng([41, s]))
+        for name, defect in DEFECTS.items():
+            code = defect(CFG, list(body.insns), body.dram, np.random.default_rng([s]))
+            if code is None:  # no instruction of the kind in this program
+                continue
+            applied.add(name)
+            expect = expected_outcomes(CFG, code, body.dram)
+            assert expect and expect["rtl"].error == wanted[name], name
+            with pytest.raises(ValidationError) as exc:
+                validate_binary(CFG, code, body.dram)
+            assert expect["rtl"].indices == (exc.value.index or 0,), name
+    assert applied == set(DEFECTS)
+    assert expected_outcomes(CFG, encode_program(CFG, body.insns), body.dram) == {}
+    # the missing final FINISH: the kernel reports it at insn_count
+    code = DEFECTS["finish_missing"](CFG, list(body.insns), body.dram, np.random.default_rng())
+    n = len(code) // 16
+    assert expected_outcomes(CFG, code, body.dram)["opencl"].indices == (n,)
+
+
+def test_check_names_everything_wrong():
+    """The checks see the code, the index, the state and every DRAM-model counter."""
+    legal = generate(CFG, 3, 0)
+    legal = replace(legal, setup=replace(legal.setup, kind="legal", expect={}))
+    illegal = replace(legal, setup=replace(legal.setup, kind="illegal.opcode", expect={
+        "rtl": Outcome(ErrorCode.OPCODE, (5,)), "opencl": None}))
+    assert check("rtl", legal, Observation("done")) is None
+    assert "timeout" in check("rtl", legal, Observation("timeout"))
+    assert "expected a clean run, got" in check("rtl", legal, Observation("error", 2, 3))
+    for name in ("dram_proto_err", "stray_writes", "dram_open_at_done", "dram_resp_err"):
+        assert check("rtl", legal, Observation("done", counters={name: 1})), name
+    assert check("rtl", illegal, Observation("error", ErrorCode.OPCODE, 5)) is None
+    assert "got illegal opcode (ERR_OPCODE 0x01) at instruction 6" in check(
+        "rtl", illegal, Observation("error", ErrorCode.OPCODE, 6))
+    assert "got no error" in check("rtl", illegal, Observation("done"))
+    assert check("opencl", illegal, Observation("done")) is None  # not run there
+    assert check("fsim", illegal, Observation("done")) is None
+    assert compare(CFG, "rtl", illegal, legal.dram, legal.dram + 1) is None
+    assert compare(CFG, "rtl", legal, legal.dram, legal.dram + 1) is not None
+
+
+def test_error_cases_are_their_own_reproducers():
+    for k in range(200):
+        prog = generate(CFG, 5, k)
+        if prog.setup.expect:
+            break
+    small = minimise(CFG, prog, "rtl", 5)
+    assert small.insns == prog.insns and small.setup == prog.setup
 
 
 kernels_shr = kernels.shr

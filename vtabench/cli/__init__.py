@@ -12,7 +12,7 @@ import sys
 
 #: Command modules, in the order `vtabench --help` lists them.
 COMMANDS = ("sim", "gen", "asm", "disasm", "validate", "exec", "serve", "smoke", "regress",
-            "compile", "run")
+            "mutate", "quantize", "compile", "run")
 
 
 class CliError(Exception):

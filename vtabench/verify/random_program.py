@@ -1,11 +1,21 @@
 """Random programs: valid programs in double-buffered chunks whose tokens let the load, compute
-and store stages overlap (the regression's and the cross-target tests' generator)."""
+and store stages overlap (the regression's and the cross-target tests' generator).
+
+Now and then a program starts by filling one token queue to its capacity and draining it
+(:func:`fill_token_queue`), or one stage's command queue (:func:`fill_command_queue`); a padded load is placed between live data in its buffer, so an
+off-by-one in the padding clobbers (or leaves stale) elements that are read later; and a chunk
+loads as ACC_8BIT what the store of two chunks before wrote (DRAM read after write, ordered by
+the s2g token).
+"""
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
-from vtabench.spec.config import Config
+from vtabench.spec.config import CMD_QUEUE_DEPTH, TOKEN_QUEUE_DEPTH, Config
+from vtabench.spec.contracts.stages import QUEUE_ENDS, Stage, TokenQueue
 from vtabench.spec.isa.layout import AluOp, MemType, mem_depth
 from vtabench.verify.builder import (
     NO_TOKENS,
@@ -65,6 +75,65 @@ def _fill_buffers(p: ProgramBuilder, rng: np.random.Generator) -> None:
         p.load(mem, 0, data, rows, depth // rows)
 
 
+#: A no-op of each stage is a LOAD (or STORE) of this memory type with x_size 0.
+NOOP_MEM = {Stage.LOAD: MemType.INP, Stage.COMPUTE: MemType.ACC, Stage.STORE: MemType.OUT}
+
+
+def _tokens(flag: str) -> Tokens:
+    """The Tokens that set one instruction flag (``pop_prev_dep`` ...)."""
+    return Tokens(**{flag.removesuffix("_dep"): True})
+
+
+def fill_token_queue(p: ProgramBuilder, queue: TokenQueue) -> None:
+    """Prologue: the producer of ``queue`` pushes TOKEN_QUEUE_DEPTH tokens, then runs
+    CMD_QUEUE_DEPTH + 1 plain no-ops before the consumer's pops appear in the stream. Fetch
+    routes the first pop only once the producer's command queue has room for its last no-op,
+    that is once the producer has taken TOKEN_QUEUE_DEPTH + 1 instructions: its last push has
+    completed, with the queue full. A queue that holds one token less blocks the producer on
+    that push, fetch on the full command queue, and the program deadlocks."""
+    ends = QUEUE_ENDS[queue]
+    for _ in range(TOKEN_QUEUE_DEPTH):
+        p.noop(NOOP_MEM[ends.producer], _tokens(ends.push_flag))
+    for _ in range(CMD_QUEUE_DEPTH + 1):
+        p.noop(NOOP_MEM[ends.producer], NO_TOKENS)
+    for _ in range(TOKEN_QUEUE_DEPTH):
+        p.noop(NOOP_MEM[ends.consumer], _tokens(ends.pop_flag))
+
+
+def fill_command_queue(p: ProgramBuilder, queue: TokenQueue) -> None:
+    """Prologue: the consumer of ``queue`` waits for a token at the head of its command queue
+    while CMD_QUEUE_DEPTH - 1 more of its no-ops queue up behind it; the producer's push comes
+    only after them in the stream. Fetch routes the push only if the consumer's command queue
+    holds all CMD_QUEUE_DEPTH of them: one entry less and the program deadlocks."""
+    ends = QUEUE_ENDS[queue]
+    p.noop(NOOP_MEM[ends.consumer], _tokens(ends.pop_flag))
+    for _ in range(CMD_QUEUE_DEPTH - 1):
+        p.noop(NOOP_MEM[ends.consumer], NO_TOKENS)
+    p.noop(NOOP_MEM[ends.producer], _tokens(ends.push_flag))
+
+
+def _padded_between(p: ProgramBuilder, rng: np.random.Generator, mem: MemType, base: int,
+                    half: int, tok: Tokens, source: Callable[[int], int]) -> int:
+    """Loads into [base, base + n) of ``mem``'s buffer: a random (padded) 2-D load and, in
+    about half of the chunks, plain loads of live data right before and after its region,
+    issued first, so that the padded load is the one that could overwrite them. ``source(k)``
+    is the dram_base of k elements of data; ``tok`` goes on the first load of the stream.
+    Returns n."""
+    before, after = ((int(rng.integers(0, 3)), int(rng.integers(1, 4)))
+                     if rng.random() < 0.5 else (0, 0))
+    y, x, pads = _random_2d(rng, half - before - after, pads=True)
+    stride = x + int(rng.integers(0, 3)) if mem == MemType.INP else x
+    region = (pads[0] + y + pads[1]) * (pads[2] + x + pads[3])
+    data = source((y - 1) * stride + x)
+    for start, count in rng.permutation(np.array([(base, before),
+                                                  (base + before + region, after)])):
+        if count:
+            p.load(mem, int(start), source(int(count)), 1, int(count), tok=tok)
+            tok = NO_TOKENS
+    p.load(mem, base + before, data, y, x, stride, pads, tok=tok)
+    return before + region + after
+
+
 def random_program(cfg: Config, rng: np.random.Generator) -> TestProgram:
     """A valid random program in chunks whose tokens let load, compute and store overlap.
 
@@ -89,38 +158,55 @@ def random_program(cfg: Config, rng: np.random.Generator) -> TestProgram:
         uop_next = span[1]
         return span
 
+    outs: list[tuple[int, int]] = []  # per chunk: the dram_base and size of its OUT region
+    if rng.random() < 0.1:
+        fill = fill_token_queue if rng.random() < 0.6 else fill_command_queue
+        fill(p, TokenQueue(int(rng.integers(0, len(TokenQueue)))))
     if rng.random() < 0.12:
         _fill_buffers(p, rng)
     for c in range(chunks):
         half, reuse_later = c % 2, c + 2 < chunks
         inp_base, wgt_base, acc_base = half * inp_half, half * wgt_half, half * acc_half
         # load stage
-        y, x, pads = _random_2d(rng, inp_half, pads=True)
-        stride = x + int(rng.integers(0, 3))
-        data = p.data(MemType.INP, random_tiles(cfg, rng, MemType.INP, (y - 1) * stride + x))
+        tok = Tokens(pop_next=c >= 2)
         if c >= 2 and rng.random() < 0.2:  # the token wait as a separate load-stage no-op
-            p.noop(MemType.INP, Tokens(pop_next=True))
-            p.load(MemType.INP, inp_base, data, y, x, stride, pads)
-        else:
-            p.load(MemType.INP, inp_base, data, y, x, stride, pads, tok=Tokens(pop_next=c >= 2))
-        inp_n = (pads[0] + y + pads[1]) * (pads[2] + x + pads[3])
+            p.noop(MemType.INP, tok)
+            tok = NO_TOKENS
+        inp_n = _padded_between(p, rng, MemType.INP, inp_base, inp_half, tok,
+                                lambda k: p.data(MemType.INP,
+                                                 random_tiles(cfg, rng, MemType.INP, k)))
         wgt = p.data(MemType.WGT, random_tiles(cfg, rng, MemType.WGT, wgt_half))
         p.load(MemType.WGT, wgt_base, wgt, 1, wgt_half, tok=Tokens(push_next=True))
         # compute stage: the acc half, defined everywhere it is read (acc and out)
-        mem = MemType.ACC_8BIT if rng.random() < 0.3 else MemType.ACC
-        y, x, pads = _random_2d(rng, acc_half, pads=True)
+        reuse = outs[c - 2] if c >= 2 and rng.random() < 0.2 else None
+        mem = MemType.ACC_8BIT if reuse or rng.random() < 0.3 else MemType.ACC
         if mem == MemType.ACC_8BIT:
-            tiles = random_tiles(cfg, rng, MemType.OUT, y * x)
+            def tiles(k: int) -> np.ndarray:
+                return random_tiles(cfg, rng, MemType.OUT, k)
         elif rng.random() < 0.15:
-            tiles = extreme_acc(cfg, rng, y * x)
+            def tiles(k: int) -> np.ndarray:
+                return extreme_acc(cfg, rng, k)
         else:
-            tiles = random_tiles(cfg, rng, MemType.ACC, y * x, -3000, 3000)
-        p.load(mem, acc_base, p.data(mem, tiles), y, x, pads=pads,
-               tok=Tokens(pop_prev=True, pop_next=c >= 2))
-        acc_n = (pads[0] + y + pads[1]) * (pads[2] + x + pads[3])
+            def tiles(k: int) -> np.ndarray:
+                return random_tiles(cfg, rng, MemType.ACC, k, -3000, 3000)
+
+        def source(k: int) -> int:  # what the store of chunk c - 2 wrote, when it is enough
+            if reuse is not None and k <= reuse[1]:
+                return reuse[0]
+            return p.data(mem, tiles(k))
+
+        acc_n = _padded_between(p, rng, mem, acc_base, acc_half,
+                                Tokens(pop_prev=True, pop_next=c >= 2), source)
         p.alu(AluOp.ADD, uops(np.array([acc_base])), (acc_n, 1), dst=(1, 0), imm=0)
         for _ in range(int(rng.integers(1, 5))):
-            if rng.random() < 0.5:
+            if rng.random() < 0.06:  # a loop that runs no iteration: a compute no-op
+                empty = [(0, 1), (1, 0), (1, 1)][int(rng.integers(0, 3))]
+                span = (uop_next, uop_next) if empty == (1, 1) else (0, 1)
+                if rng.random() < 0.5:
+                    p.gemm(span, empty)
+                else:
+                    p.alu(AluOp(int(rng.integers(0, len(AluOp)))), span, empty, imm=1)
+            elif rng.random() < 0.5:
                 iters, f, (d, s, w) = _random_loop(rng, [acc_n, inp_n, wgt_half])
                 p.gemm(uops(d + acc_base, s + inp_base, w + wgt_base), iters, f[0], f[1], f[2],
                        reset=bool(rng.random() < 0.15))
@@ -132,13 +218,15 @@ def random_program(cfg: Config, rng: np.random.Generator) -> TestProgram:
                     imm = int(rng.integers(-40, 41) if op == AluOp.SHR
                               else rng.integers(-(1 << 15), 1 << 15))
                     if rng.random() < 0.25:
-                        imm = int(rng.choice([0, 1, -1, (1 << 15) - 1, -(1 << 15)]))
+                        imm = int(rng.choice([0, 1, -1, (1 << 15) - 1, -(1 << 15)]
+                                             + ([31, 32, -31, -32] if op == AluOp.SHR else [])))
                 p.alu(op, uops(d + acc_base, s + acc_base), iters, f[0], f[1], imm=imm)
         p.noop(MemType.ACC, Tokens(push_prev=reuse_later, push_next=True))
         # store stage
         rows = 2 if acc_n % 2 == 0 and rng.random() < 0.5 else 1
         gap = int(rng.integers(0, 3))
         out = p.alloc(MemType.OUT, rows * (acc_n // rows + gap), fill=0xEE)
+        outs.append((out, rows * (acc_n // rows + gap)))
         if rng.random() < 0.2:  # the token wait as a separate store-stage no-op
             p.noop(MemType.OUT, Tokens(pop_prev=True))
             p.store(acc_base, out, rows, acc_n // rows, acc_n // rows + gap,

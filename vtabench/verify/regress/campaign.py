@@ -24,7 +24,7 @@ import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -32,14 +32,14 @@ import numpy as np
 
 from vtabench.spec.config import Config, load_config
 from vtabench.spec.isa.asm import disassemble
-from vtabench.spec.isa.insn import Insn, encode_program
-from vtabench.spec.tokens import schedule
+from vtabench.spec.isa.insn import Insn
 from vtabench.verify.builder import TestProgram
-from vtabench.verify.random_program import random_program
+from vtabench.verify.random_case import random_case
 from vtabench.verify.regress.coverage import FunctionalCoverage
-from vtabench.verify.regress.diff import Mismatch, first_mismatch, run_on_target
+from vtabench.verify.regress.diff import Mismatch, compare, golden_image, run_on_target
 from vtabench.verify.regress.rtl_coverage import RtlCoverage
 from vtabench.verify.regress.shrink import Shrinker
+from vtabench.verify.run_setup import program_code, setup_of
 
 #: Largest chunk: programs per task (and per simulator process on rtl).
 CHUNK = 100
@@ -52,7 +52,7 @@ PROGRESS_S = 2.0
 
 
 def generate(cfg: Config, seed: int, index: int) -> TestProgram:
-    prog = random_program(cfg, np.random.default_rng([seed, index]))
+    prog = random_case(cfg, np.random.default_rng([seed, index]))
     prog.name = f"rand-{seed}-{index}"
     return prog
 
@@ -107,14 +107,10 @@ class RegressResult:
 def golden(cfg: Config, programs: Sequence[TestProgram],
            coverage: FunctionalCoverage) -> list[np.ndarray]:
     """fsim images, sampling functional coverage (static bins and ALU operand values)."""
-    from vtabench.fsim import Fsim
-
     images = []
     for p in programs:
-        coverage.sample_program(p.insns, schedule(p.insns).order)
-        img = p.dram.copy()
-        Fsim(cfg).run(p.insns, img, observe_alu=coverage.sample_alu)
-        images.append(img)
+        coverage.sample_case(p)
+        images.append(golden_image(cfg, p, observe_alu=coverage.sample_alu))
     return images
 
 
@@ -144,7 +140,7 @@ def run_chunk(cfg: Config, seed: int, indices: list[int], targets: list[str],
                                                strict=True):
                 if problem:
                     r.error = problem
-                m = first_mismatch(cfg, target, p.insns, exp, got)
+                m = compare(cfg, target, p, exp, got)
                 if m is not None:
                     r.mismatches.append(m)
             if "coverage" in opts:
@@ -162,7 +158,7 @@ def failure_files(cfg: Config, prog: TestProgram) -> dict[str, bytes]:
     """A program's reproducer files: NAME.s (assembly), NAME.bin, NAME.dram.bin."""
     return {f"{prog.name}.s": (f"# {prog.name} (config {cfg.name})\n"
                                + disassemble(cfg, prog.insns, numbered=True)).encode(),
-            f"{prog.name}.bin": encode_program(cfg, prog.insns),
+            f"{prog.name}.bin": program_code(cfg, prog),
             f"{prog.name}.dram.bin": prog.dram.tobytes()}
 
 
@@ -178,19 +174,16 @@ def save_failure(cfg: Config, prog: TestProgram, directory: Path) -> Path:
     return directory / f"{prog.name}.s"
 
 
-def make_fails_batch(cfg: Config, dram: np.ndarray, target: str, seed: int,
+def make_fails_batch(cfg: Config, prog: TestProgram, target: str, seed: int,
                      target_opts: dict[str, Any] | None
                      ) -> Callable[[Sequence[list[Insn]]], list[bool]]:
-    """A predicate for the shrinker: which candidate programs still differ from fsim."""
-    from vtabench.fsim import Fsim
+    """A predicate for the shrinker: which candidate programs (run like ``prog``: same image,
+    DRAM timing and placement) still differ from fsim."""
 
     def fails_batch(candidates: Sequence[list[Insn]]) -> list[bool]:
-        progs = [TestProgram(f"cand{i}", list(c), dram.copy()) for i, c in enumerate(candidates)]
-        expected = []
-        for p in progs:
-            img = p.dram.copy()
-            Fsim(cfg).run(p.insns, img)
-            expected.append(img)
+        progs = [replace(prog, name=f"cand{i}", insns=list(c), dram=prog.dram.copy())
+                 for i, c in enumerate(candidates)]
+        expected = [golden_image(cfg, p) for p in progs]
         images, problems = run_on_target(cfg, target, progs, seed=seed, target_opts=target_opts)
         return [bool(problem) or bool((e != g).any())
                 for e, g, problem in zip(expected, images, problems, strict=True)]
@@ -201,10 +194,14 @@ def make_fails_batch(cfg: Config, dram: np.ndarray, target: str, seed: int,
 def minimise(cfg: Config, prog: TestProgram, target: str, seed: int,
              target_opts: dict[str, Any] | None = None,
              log: Callable[[str], None] | None = None) -> TestProgram:
-    shrinker = Shrinker(cfg, prog.dram, make_fails_batch(cfg, prog.dram, target, seed,
-                                                         target_opts), log=log)
+    """A short program that still fails like ``prog`` (``prog`` itself when it must end with an
+    error: an illegal stream or an injected response error is its own reproducer)."""
+    if setup_of(prog).expect:
+        return replace(prog, name=f"{prog.name}-min")
+    shrinker = Shrinker(cfg, prog.dram, make_fails_batch(cfg, prog, target, seed, target_opts),
+                        log=log)
     small = shrinker.shrink(list(prog.insns))
-    return TestProgram(f"{prog.name}-min", small, prog.dram.copy())
+    return replace(prog, name=f"{prog.name}-min", insns=small, dram=prog.dram.copy())
 
 
 @dataclass

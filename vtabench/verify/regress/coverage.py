@@ -1,8 +1,11 @@
-"""Functional coverage of the ISA: which features a set of programs exercised.
+"""Functional coverage of the ISA and of how programs were run: which features a set exercised.
 
 Bins are named ``group/bin``. A program is sampled statically (fields of every instruction, the
-execution order the stage machine chose) and dynamically (the operand values of every ALU
-instruction, observed in fsim). Coverage is a set of hit counts, mergeable across processes.
+execution order the stage machine chose, how full it drove each token queue, DRAM read after
+write), dynamically (the operand values of every ALU instruction, observed in fsim) and by its
+run setup (memory timing class, alignment of the instruction stream and the image, the error a
+target must report, the injected response error, the illegal-stream defect). Coverage is a set
+of hit counts, mergeable across processes.
 """
 
 from __future__ import annotations
@@ -12,12 +15,21 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from vtabench.spec.isa.layout import AluOp, MemType, Opcode, mem_depth
-from vtabench.spec.tokens import POP_QUEUES, PUSH_QUEUES, Stage, stage_of
+from vtabench.spec.config import CMD_QUEUE_DEPTH, TOKEN_QUEUE_DEPTH
+from vtabench.spec.contracts.errors import ErrorCode
+from vtabench.spec.contracts.stages import TokenQueue
+from vtabench.spec.isa.layout import AluOp, MemType, Opcode, mem_depth, mem_elem_bytes
+from vtabench.spec.tokens import POP_QUEUES, PUSH_QUEUES, Stage, schedule, stage_of
+from vtabench.targets.rtl.simjob import BUS_BYTES, DRAM_KNOBS, INSN_ALIGN, insn_offset
+from vtabench.verify.illegal import DEFECTS
+from vtabench.verify.random_case import KINDS
+from vtabench.verify.run_setup import setup_of
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
     from vtabench.spec.isa.insn import Insn
+    from vtabench.verify.builder import TestProgram
+    from vtabench.verify.run_setup import RunSetup
 
 PAD_FIELDS = ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")
 PADDED_MEMS = (MemType.INP, MemType.ACC, MemType.ACC_8BIT)
@@ -26,7 +38,24 @@ SIGNS = ("neg", "zero", "pos")
 SHIFT_CLASSES = ("right_0_31", "right_ge_32", "left_1_31", "left_ge_32")
 #: Token flags legal per stage (docs/isa.md section 3): its pops, then its pushes.
 STAGE_FLAGS = {s: tuple(f for st, f in [*POP_QUEUES, *PUSH_QUEUES] if st == s) for s in Stage}
-LOOP_SHAPES = ("single", "iter_out", "iter_in", "both_loops", "multi_uop")
+LOOP_SHAPES = ("single", "iter_out", "iter_in", "both_loops", "multi_uop", "empty")
+#: Token queue occupancy: some token went through, half the capacity held at once (in the
+#: stage machine's eager order), and full: the program deadlocks with one token less. A
+#: command queue is full when the program deadlocks with one entry less.
+QUEUE_LEVELS = ("used", "half", "full")
+#: Memory timing classes (knob values): latency low <= 4 < mid < 100 <= high cycles.
+LATENCY_CLASSES = ("low", "mid", "high")
+TIMING_BINS = ("ideal", *(f"{k}.{c}" for k in ("rd_latency", "wr_latency")
+                          for c in LATENCY_CLASSES), "rd_gap", "stall.light", "stall.heavy",
+               "rd_reorder")
+#: Instruction stream: each 16-byte lane of a bus beat, not at a fetch group (512 B) start,
+#: across a 4 KiB boundary; the image at a nonzero DRAM base.
+ALIGN_BINS = (*(f"insn.lane{k}" for k in range(BUS_BYTES // 16)), "insn.mid_group",
+              "insn.cross_4k", "dram_base.moved")
+#: Error codes some generated case expects (DEADLOCK: no valid or generated stream has one).
+EXPECTED_ERRORS = tuple(c for c in ErrorCode if c not in (ErrorCode.NONE, ErrorCode.DEADLOCK))
+#: Fetch's requests stay inside groups of this many bytes (vta_fetch.sv GroupBytes).
+FETCH_GROUP_BYTES = 8 * BUS_BYTES
 
 
 def all_bins() -> list[str]:
@@ -51,7 +80,15 @@ def all_bins() -> list[str]:
                                                     MemType.ACC)]
     bins += [f"edge/2d.{m.name}" for m in (*LOADED_MEMS, MemType.OUT)]
     bins += [f"edge/strided.{m}" for m in ("LOAD", "STORE")]
-    bins += ["overlap/load_ahead_of_compute", "overlap/store_behind_compute"]
+    bins += ["overlap/load_ahead_of_compute", "overlap/store_behind_compute",
+             "overlap/load_after_store"]
+    bins += [f"queue/{q.name}.{level}" for q in TokenQueue for level in QUEUE_LEVELS]
+    bins += [f"queue/cmd_{s.name}.full" for s in Stage]
+    bins += [f"timing/{b}" for b in TIMING_BINS]
+    bins += [f"align/{b}" for b in ALIGN_BINS]
+    bins += [f"error/{c.name}" for c in EXPECTED_ERRORS]
+    bins += [f"case/{k}" for k in KINDS if k != "illegal"]
+    bins += [f"illegal/{d}" for d in DEFECTS]
     return bins
 
 
@@ -67,6 +104,8 @@ def _shift_bins(amounts: np.ndarray) -> list[str]:
 
 
 def _loop_shapes(insn: Insn) -> list[str]:
+    if insn.iter_out == 0 or insn.iter_in == 0 or insn.uop_bgn == insn.uop_end:
+        return ["empty"]
     shapes = []
     if insn.iter_out > 1 and insn.iter_in > 1:
         shapes.append("both_loops")
@@ -91,11 +130,97 @@ class FunctionalCoverage:
     def hit(self, name: str) -> None:
         self.hits[name] += 1
 
+    def sample_case(self, prog: TestProgram) -> None:
+        """Every static bin of a generated program: its run setup's, and for a valid stream its
+        instructions', execution order's and token queues'."""
+        setup = setup_of(prog)
+        self._sample_setup(setup, len(prog.insns), prog.dram.size)
+        if setup.legal:
+            order = schedule(prog.insns).order
+            self.sample_program(prog.insns, order)
+            self._sample_queues(prog.insns, order)
+            self._sample_dram_reuse(prog.insns, order)
+
     def sample_program(self, insns: Sequence[Insn], order: Sequence[int]) -> None:
         """Static bins of every instruction, and the overlap bins of the execution order."""
         for insn in insns:
             self._sample_insn(insn)
         self._sample_order(insns, order)
+
+    def _sample_setup(self, setup: RunSetup, n_insns: int, image_bytes: int) -> None:
+        knobs = {**DRAM_KNOBS, **setup.knobs}
+        if not setup.knobs:
+            self.hit("timing/ideal")
+        for k in ("rd_latency", "wr_latency"):
+            self.hit(f"timing/{k}.{LATENCY_CLASSES[(knobs[k] > 4) + (knobs[k] >= 100)]}")
+        if knobs["rd_gap"]:
+            self.hit("timing/rd_gap")
+        if knobs["stall"]:
+            self.hit("timing/stall.heavy" if knobs["stall"] >= 128 else "timing/stall.light")
+        if setup.knobs.get("rd_reorder"):
+            self.hit("timing/rd_reorder")
+        start = insn_offset(setup.dram_base, image_bytes, setup.insn_pad)
+        if start % 16 == 0:
+            self.hit(f"align/insn.lane{start % BUS_BYTES // 16}")
+            if start % FETCH_GROUP_BYTES:
+                self.hit("align/insn.mid_group")
+            if start // INSN_ALIGN != (start + 16 * n_insns - 1) // INSN_ALIGN:
+                self.hit("align/insn.cross_4k")
+        if setup.dram_base:
+            self.hit("align/dram_base.moved")
+        for want in setup.expect.values():
+            if want is not None and want.error != ErrorCode.NONE:
+                self.hit(f"error/{ErrorCode(want.error).name}")
+        group, _, name = setup.kind.partition(".")
+        if group == "illegal":
+            self.hit(f"illegal/{name}")
+        elif setup.kind in KINDS:
+            self.hit(f"case/{setup.kind}")
+
+    def _sample_queues(self, insns: Sequence[Insn], order: Sequence[int]) -> None:
+        """Queue levels: the most tokens each queue held in ``order`` (pops of an instruction
+        before its pushes), and the queue a program needs full (it deadlocks waiting to push
+        into it when the queues hold one token less)."""
+        count = [0] * len(TokenQueue)
+        most = [0] * len(TokenQueue)
+        for i in order:
+            insn = insns[i]
+            stage = stage_of(insn)
+            for flags, step in ((POP_QUEUES, -1), (PUSH_QUEUES, 1)):
+                for (s, flag), q in flags.items():
+                    if s == stage and getattr(insn, flag):
+                        count[q] += step
+                        most[q] = max(most[q], count[q])
+        for q in TokenQueue:
+            if most[q]:
+                self.hit(f"queue/{q.name}.used")
+            if most[q] >= TOKEN_QUEUE_DEPTH // 2:
+                self.hit(f"queue/{q.name}.half")
+        if max(most) >= TOKEN_QUEUE_DEPTH:  # else a smaller capacity would not bind
+            tight = schedule(insns, token_depth=TOKEN_QUEUE_DEPTH - 1).deadlock
+            if tight is not None and tight.waits_for == "push":
+                self.hit(f"queue/{tight.queue.upper()}.full")
+        if len(insns) > CMD_QUEUE_DEPTH:  # else no command queue can fill
+            tight = schedule(insns, cmd_depth=CMD_QUEUE_DEPTH - 1).deadlock
+            if tight is not None and tight.fetch_blocked is not None:
+                self.hit(f"queue/cmd_{stage_of(insns[tight.fetch_blocked]).name}.full")
+
+    def _sample_dram_reuse(self, insns: Sequence[Insn], order: Sequence[int]) -> None:
+        """overlap/load_after_store: a LOAD reads DRAM bytes a STORE wrote before it ran."""
+        written: list[tuple[int, int]] = []
+        for i in order:
+            insn = insns[i]
+            if insn.opcode not in (Opcode.LOAD, Opcode.STORE) or not insn.x_size:
+                continue
+            eb = mem_elem_bytes(self.cfg, MemType(insn.memory_type))
+            rows = [((insn.dram_base + y * insn.x_stride) * eb,
+                     (insn.dram_base + y * insn.x_stride + insn.x_size) * eb)
+                    for y in range(insn.y_size)]
+            if insn.opcode == Opcode.STORE:
+                written += rows
+            elif any(lo < w_hi and w_lo < hi for lo, hi in rows for w_lo, w_hi in written):
+                self.hit("overlap/load_after_store")
+                return
 
     def _sample_insn(self, insn: Insn) -> None:
         op = Opcode(insn.opcode)

@@ -1,4 +1,11 @@
-"""Differential runs: one program on several targets, DRAM images compared with fsim.
+"""Differential runs: one program on several targets, checked against fsim and its run setup.
+
+Everything the bench observes is checked (:func:`check`): the DRAM image (compared with fsim's
+when the run must be clean), the run state, the error code and instruction index (what the
+program's :class:`~vtabench.verify.run_setup.Outcome` says: none, or the code and index of an
+illegal stream or an injected response error), and on the RTL the DRAM model's counters:
+protocol errors (a burst across 4 KiB, a wrong WLAST...), error responses of a clean run, bytes
+written outside the image (stray writes) and a done raised while a burst was still open.
 
 A mismatch names the first differing byte, the element and lane it belongs to, both values, and
 the instruction that wrote it (the last STORE in execution order whose rows cover the byte), so a
@@ -7,14 +14,16 @@ failure points at an instruction before anyone opens a waveform.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from vtabench.spec.contracts.errors import ErrorCode, describe
 from vtabench.spec.isa.asm import format_insn
 from vtabench.spec.isa.layout import MemType, Opcode, mem_elem_bytes
 from vtabench.spec.tokens import schedule
+from vtabench.verify.run_setup import program_code, setup_of
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
@@ -71,49 +80,144 @@ def first_mismatch(cfg: Config, target: str, insns: Sequence[Insn], expected: np
                     text, element)
 
 
+@dataclass
+class Observation:
+    """What a target reported for one program besides its image: ``state`` (done, error,
+    timeout, wall-timeout, failed: the target raised), the error code and instruction index,
+    and the RTL bench's DRAM-model counters (``dram_proto_err``, ``dram_resp_err``,
+    ``stray_writes``, ``dram_open_at_done``)."""
+
+    state: str
+    error: int = 0
+    index: int | None = None
+    counters: dict[str, int] = field(default_factory=dict)
+    detail: str = ""
+
+
+#: RTL bench counters that must stay 0 on every run, with what a nonzero one means.
+ALWAYS_ZERO = {"dram_proto_err": "AXI protocol error(s) (4 KiB crossing, WLAST, burst type)",
+               "stray_writes": "byte(s) written outside the image",
+               "dram_open_at_done": "done raised while a burst was open"}
+
+
+def golden_image(cfg: Config, prog: TestProgram,
+                 observe_alu: Callable[..., None] | None = None) -> np.ndarray:
+    """fsim's image after ``prog`` (its input image for an illegal stream, which fsim does not
+    run); ``observe_alu`` sees every ALU instruction's operands (functional coverage)."""
+    from vtabench.fsim import Fsim
+
+    img = prog.dram.copy()
+    if setup_of(prog).legal:
+        Fsim(cfg).run(prog.insns, img, observe_alu=observe_alu)
+    return img
+
+
+def compare(cfg: Config, target: str, prog: TestProgram, expected: np.ndarray,
+            got: np.ndarray) -> Mismatch | None:
+    """The first difference of ``got`` from fsim's image, when ``prog`` must run cleanly on
+    ``target`` (after an error the image is whatever the target did until it stopped)."""
+    want = setup_of(prog).outcome(target)
+    if want is None or want.error != ErrorCode.NONE:
+        return None
+    return first_mismatch(cfg, target, prog.insns, expected, got)
+
+
+def check(target: str, prog: TestProgram, obs: Observation) -> str | None:
+    """Why ``obs`` is wrong for ``prog`` on ``target`` (None when it is right)."""
+    setup = setup_of(prog)
+    want = setup.outcome(target)
+    if want is None:
+        return None
+    tag = f"{target} [{setup.kind}]"
+    if obs.state not in ("done", "error"):
+        return f"{tag}: run ended in state {obs.state}{': ' + obs.detail if obs.detail else ''}"
+    problems = []
+    got = "no error" if not obs.error else f"{describe(obs.error)} at instruction {obs.index}"
+    if obs.error != want.error or (want.indices is not None and obs.error
+                                   and obs.index not in want.indices):
+        problems.append(f"expected {want.describe()}, got {got}")
+    for name, what in ALWAYS_ZERO.items():
+        if obs.counters.get(name):
+            problems.append(f"{obs.counters[name]} {what}")
+    if want.error == ErrorCode.NONE and obs.counters.get("dram_resp_err"):
+        problems.append(f"{obs.counters['dram_resp_err']} error response(s) on a clean run")
+    return f"{tag}: {'; '.join(problems)}" if problems else None
+
+
 def run_on_target(cfg: Config, target: str, programs: Sequence[TestProgram], *, seed: int,
                   target_opts: dict[str, Any] | None = None
                   ) -> tuple[list[np.ndarray], list[str | None]]:
-    """Run every program on ``target``; returns the DRAM images after the runs (inputs untouched)
-    and, per program, None or why the run did not complete (a core error code, a timeout).
+    """Run every program on ``target``; returns the DRAM images after the runs (inputs untouched;
+    a program the target does not run keeps its input image) and, per program, None or what
+    :func:`check` found wrong.
 
-    rtl runs the whole list in one simulator process; opencl opens one device (one kernel build,
-    memory for the largest program) and runs every program on it.
+    rtl runs the whole list in one simulator process of the core bench (with each program's
+    DRAM knobs and placement); the other targets open one device (memory for the largest
+    program) and run every program on it.
     """
-    opts = dict(target_opts or {})
     images = [p.dram.copy() for p in programs]
+    runs = [k for k, p in enumerate(programs) if setup_of(p).outcome(target) is not None]
+    observed = (_observe_rtl if target == "rtl" else _observe_device)(
+        cfg, target, [programs[k] for k in runs], [images[k] for k in runs], seed,
+        dict(target_opts or {}))
     problems: list[str | None] = [None] * len(programs)
-    if target == "rtl":
-        from vtabench.targets.rtl.simjob import RawProgram, run_batch
-
-        raws = [RawProgram(p.name, p.insns, img) for p, img in zip(programs, images)]
-        for k, r in enumerate(run_batch(cfg, raws, seed=seed, quiet=True, **opts)):
-            if r.get("state") != "done":
-                problems[k] = (f"rtl: run ended in state {r.get('state')} (error code "
-                               f"{r.get('error', 0):#x} at instruction {r.get('error_insn')})")
-    elif target == "fsim":
-        from vtabench.fsim import Fsim
-
-        for p, img in zip(programs, images):
-            Fsim(cfg).run(p.insns, img)
-    elif target == "opencl":
-        from vtabench.drivers.api import DeviceError, mem_bytes_for, run_program
-        from vtabench.drivers.opencl_backend import OpenCLDevice
-
-        opts.pop("waves", None)
-        timeout_s = opts.pop("timeout_s", None)
-        mem = max((mem_bytes_for(p.dram.size, 16 * len(p.insns)) for p in programs), default=16)
-        try:
-            dev = OpenCLDevice(cfg, mem, **opts)
-        except DeviceError as exc:
-            problems = [f"opencl: {exc}"] * len(programs)
-        else:
-            with dev:
-                for k, (p, img) in enumerate(zip(programs, images)):
-                    try:  # the allocator is reset for each program
-                        run_program(dev, p.insns, img, timeout_s)
-                    except DeviceError as exc:
-                        problems[k] = f"opencl: {exc}"
-    else:
-        raise ValueError(f"unknown target {target!r}; expected fsim, rtl or opencl")
+    for k, obs in zip(runs, observed, strict=True):
+        problems[k] = check(target, programs[k], obs)
     return images, problems
+
+
+def _observe_rtl(cfg: Config, target: str, programs: Sequence[TestProgram],
+                 images: list[np.ndarray], seed: int,
+                 opts: dict[str, Any]) -> list[Observation]:
+    from vtabench.targets.rtl.simjob import RawProgram, run_batch
+
+    if not programs:
+        return []
+    raws = []
+    for p, img in zip(programs, images, strict=True):
+        s = setup_of(p)
+        raws.append(RawProgram(p.name, program_code(cfg, p), img, knobs=s.knobs,
+                               dram_base=s.dram_base, insn_pad=s.insn_pad))
+    out = []
+    for r in run_batch(cfg, raws, seed=seed, quiet=True, validate=False, **opts):
+        out.append(Observation(str(r.get("state")), int(r.get("error") or 0),
+                               r.get("error_insn"),
+                               {k: int(r.get(k) or 0) for k in (*ALWAYS_ZERO, "dram_resp_err")},
+                               f"status {r}" if r.get("state") not in ("done", "error") else ""))
+    return out
+
+
+def _observe_device(cfg: Config, target: str, programs: Sequence[TestProgram],
+                    images: list[np.ndarray], seed: int,
+                    opts: dict[str, Any]) -> list[Observation]:
+    """One device of ``target`` runs the programs one after another. A run error carries the
+    code and index the target reported (``code`` and ``index`` of the OpenCL backend's
+    KernelRunError, ``insn`` of the rtl driver's DeviceRunError)."""
+    from vtabench.drivers.api import (DeviceError, RunTimeoutError, mem_bytes_for, open_device,
+                                      run_program)
+
+    if not programs:
+        return []
+    timeout_s = opts.pop("timeout_s", None)
+    codes = [program_code(cfg, p) for p in programs]
+    mem = max(mem_bytes_for(p.dram.size, len(c)) for p, c in zip(programs, codes))
+    try:
+        dev = open_device(target, cfg, mem, **opts)
+    except DeviceError as exc:
+        return [Observation("failed", detail=str(exc))] * len(programs)
+    out = []
+    with dev:
+        for code, img in zip(codes, images, strict=True):
+            try:  # the allocator is reset for each program
+                run_program(dev, code, img, timeout_s)
+                out.append(Observation("done"))
+            except RunTimeoutError as exc:
+                out.append(Observation("timeout", detail=str(exc)))
+            except DeviceError as exc:
+                code_ = getattr(exc, "code", None)
+                if code_ is None:
+                    out.append(Observation("failed", detail=str(exc)))
+                else:
+                    index = getattr(exc, "index", getattr(exc, "insn", None))
+                    out.append(Observation("error", int(code_), index, detail=str(exc)))
+    return out

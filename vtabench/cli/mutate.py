@@ -1,0 +1,65 @@
+"""`vtabench mutate`: mutation testing of the regression (docs/regress.md, "Mutation score")."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from vtabench.cli import CliError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("mutate", help="apply each catalogued bug alone (RTL or OpenCL kernel), "
+                       "rebuild, run the regression on it: killed / survived / equivalent")
+    p.add_argument("--kind", choices=("rtl", "opencl"), default="rtl",
+                   help="which catalogue: mutants of the RTL core or of the OpenCL kernel")
+    p.add_argument("--config", default="default", help="configuration name or JSON path")
+    p.add_argument("--count", type=int, default=1000, help="regression programs per mutant")
+    p.add_argument("--seed", type=int, default=1, help="regression seed")
+    p.add_argument("--jobs", type=int, default=2, help="local worker processes")
+    p.add_argument("--only", type=lambda s: [x.strip() for x in s.split(",") if x.strip()],
+                   help="comma-separated mutant ids (default: the whole catalogue)")
+    p.add_argument("--results", type=Path,
+                   help="verdicts as JSON, written after every mutant (default "
+                   "results/mutation-KIND-CONFIG.json)")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the verdicts in --results that were judged with these settings")
+    p.add_argument("--platform", action="store_true",
+                   help="also run the platform tests of register-block / interrupt mutants")
+    p.add_argument("--keep-builds", action="store_true", help="keep each RTL mutant's build")
+    p.add_argument("--check", action="store_true",
+                   help="only check that every mutant applies (its old text occurs once)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from vtabench.targets.workdirs import results_root
+    from vtabench.verify.mutation import (CatalogueError, Settings, campaign, check_applies,
+                                          load_catalogue, score)
+
+    try:
+        mutants = load_catalogue(args.kind)
+    except CatalogueError as exc:
+        raise CliError(str(exc)) from None
+    if args.only:
+        unknown = sorted(set(args.only) - {m.id for m in mutants})
+        if unknown:
+            raise CliError(f"--only: no mutant {', '.join(unknown)} in the {args.kind} catalogue")
+        mutants = [m for m in mutants if m.id in args.only]
+    problems = check_applies(args.kind, mutants)
+    if problems:
+        raise CliError("; ".join(problems))
+    if args.check:
+        print(f"{len(mutants)} {args.kind} mutants apply cleanly")
+        return 0
+    for flag in ("count", "jobs"):
+        if getattr(args, flag) < 1:
+            raise CliError(f"--{flag} {getattr(args, flag)}: must be at least 1")
+    settings = Settings(args.config, args.count, args.seed, args.jobs)
+    results = args.results or results_root() / f"mutation-{args.kind}-{args.config}.json"
+    print(f"mutate: {len(mutants)} {args.kind} mutants, each against {args.count} regression "
+          f"programs (config {args.config}, seed {args.seed}); verdicts in {results}")
+    verdicts = campaign(args.kind, mutants, settings, results, resume=args.resume,
+                        platform=args.platform, keep_builds=args.keep_builds)
+    print(score(mutants, verdicts))
+    return 1 if any(v.status in ("survived", "broken") for v in verdicts) else 0

@@ -1,0 +1,299 @@
+"""Mutation testing: how many realistic bugs the regression catches (`vtabench mutate`).
+
+A catalogue (``verify/mutants/rtl.json`` for the RTL core, ``opencl.json`` for the OpenCL
+kernel) lists mutants: one exact text replacement each (``old`` occurs exactly once in ``file``)
+with the bug it models. Each mutant is applied alone to a copy of the sources (RTL: a build of its
+own from a copy of hdl/, :class:`~vtabench.targets.rtl.verilator.Mutation`; OpenCL: the mutated
+kernel text), and the regression's programs run on it (program k of seed S, as
+``vtabench regress`` runs them) until one fails: the mutant is **killed**, or it **survives** all
+of them. A survivor the catalogue argues equivalent (no program can tell it from the original)
+is reported **equivalent** with the argument; any other survivor is a gap in the regression.
+
+The RTL core bench has no shell, so mutants of the register block and interrupt
+(``killer: platform``) are outside the regression's reach: their entry names the platform tests
+that catch them, and ``--platform`` runs those tests against a copy of the package with the
+mutant applied (builds in a folder of their own). A mutant that does not build is **broken**
+(a catalogue error, not a kill).
+
+Verdicts are written to a JSON file after every mutant, so a long campaign can be stopped and
+resumed (``resume``: mutants already judged with the same settings are not run again).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from vtabench.spec.config import load_config
+from vtabench.targets.workdirs import PACKAGE_DIR, checkout_root
+
+CATALOGUE_DIR = Path(__file__).resolve().parent / "mutants"
+#: Catalogue kind -> the folder its ``file`` entries are relative to, and the regression target.
+KINDS = {"rtl": (PACKAGE_DIR / "targets" / "rtl" / "hdl", "rtl"),
+         "opencl": (PACKAGE_DIR / "targets" / "opencl", "opencl")}
+KILLERS = ("regress", "platform")
+#: Programs per task while hunting for the first failure (small: a kill ends the run early).
+HUNT_CHUNK = 25
+
+
+class CatalogueError(ValueError):
+    """A catalogue file is malformed, or a mutant does not apply to its source."""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One catalogue entry (see the module docstring)."""
+
+    id: str
+    area: str
+    file: str
+    old: str
+    new: str
+    bug: str
+    killer: str = "regress"
+    tests: tuple[str, ...] = ()
+    equivalent: str | None = None
+
+    def source(self, kind: str) -> Path:
+        return KINDS[kind][0] / self.file
+
+    def apply(self, text: str) -> str:
+        """``text`` with the mutation; CatalogueError unless ``old`` occurs exactly once."""
+        n = text.count(self.old)
+        if n != 1:
+            raise CatalogueError(f"mutant {self.id}: its old text occurs {n} times in "
+                                 f"{self.file} (must be exactly once)")
+        return text.replace(self.old, self.new)
+
+
+def load_catalogue(kind: str, path: Path | None = None) -> list[Mutant]:
+    """The mutants of catalogue ``kind`` ("rtl" or "opencl"), checked for shape (not for
+    applying: :func:`check_applies`)."""
+    if kind not in KINDS:
+        raise CatalogueError(f"unknown catalogue {kind!r}; known: {', '.join(KINDS)}")
+    path = path or CATALOGUE_DIR / f"{kind}.json"
+    try:
+        entries = json.loads(path.read_text())["mutants"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CatalogueError(f"{path}: not a mutant catalogue ({exc})") from None
+    mutants, seen = [], set()
+    for k, e in enumerate(entries):
+        where = f"{path.name} entry {k} ({e.get('id', '?') if isinstance(e, dict) else '?'})"
+        try:
+            m = Mutant(**{**e, "tests": tuple(e.get("tests", ()))})
+        except TypeError as exc:
+            raise CatalogueError(f"{where}: {exc}") from None
+        if m.id in seen:
+            raise CatalogueError(f"{where}: duplicate id")
+        if m.killer not in KILLERS:
+            raise CatalogueError(f"{where}: killer {m.killer!r} is not one of {KILLERS}")
+        if m.killer == "platform" and not m.tests:
+            raise CatalogueError(f"{where}: a platform mutant names the tests that kill it")
+        if not (m.old and m.bug and m.old != m.new):
+            raise CatalogueError(f"{where}: needs old != new and a bug description")
+        seen.add(m.id)
+        mutants.append(m)
+    return mutants
+
+
+def check_applies(kind: str, mutants: list[Mutant]) -> list[str]:
+    """One line per mutant whose old text does not occur exactly once in its source."""
+    problems = []
+    for m in mutants:
+        try:
+            m.apply(m.source(kind).read_text())
+        except (CatalogueError, OSError) as exc:
+            problems.append(str(exc))
+    return problems
+
+
+@dataclass
+class Verdict:
+    """What happened to one mutant. ``status``: killed, survived, equivalent (survived, argued
+    equivalent), broken (did not build), not run (a platform mutant without ``--platform``)."""
+
+    id: str
+    status: str
+    detail: str = ""
+    programs: int = 0  # programs run until the verdict
+    build_s: float = 0.0
+    run_s: float = 0.0
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The regression a mutant faces: ``count`` programs of ``seed`` on ``config``."""
+
+    config: str = "default"
+    count: int = 1000
+    seed: int = 1
+    jobs: int = 2
+
+    def key(self, mutant: Mutant) -> dict[str, Any]:
+        """What a stored verdict must match to be reused."""
+        return {"config": self.config, "count": self.count, "seed": self.seed,
+                "old": mutant.old, "new": mutant.new}
+
+
+def judge(kind: str, mutant: Mutant, settings: Settings, *, platform: bool = False,
+          keep_build: bool = False, progress: Callable[[str], None] = print) -> Verdict:
+    """Apply ``mutant`` alone, rebuild, run the regression (or its platform tests); the verdict.
+    An RTL mutant's build (about 150 MB) is removed afterwards unless ``keep_build``."""
+    if mutant.killer == "platform":
+        if not platform:
+            return Verdict(mutant.id, "not run", f"killed by {', '.join(mutant.tests)} "
+                           f"(--platform runs them)", settings=settings.key(mutant))
+        return _judge_platform(kind, mutant, settings)
+    text = mutant.apply(mutant.source(kind).read_text())
+    t0 = time.monotonic()
+    try:
+        opts = _prepare(kind, mutant, text, settings)
+    except Exception as exc:  # noqa: BLE001 - a build failure of any kind: the mutant is broken
+        return Verdict(mutant.id, "broken", f"{type(exc).__name__}: {str(exc)[-500:]}",
+                       build_s=time.monotonic() - t0, settings=settings.key(mutant))
+    build_s = time.monotonic() - t0
+    t1 = time.monotonic()
+    try:
+        programs, failure = _hunt(KINDS[kind][1], opts, settings, progress)
+    finally:
+        if kind == "rtl" and not keep_build:
+            from vtabench.targets.rtl.verilator import build_dir_for
+
+            shutil.rmtree(build_dir_for(load_config(settings.config),
+                                        mutation=opts["mutation"]), ignore_errors=True)
+    if failure is not None:
+        status, detail = "killed", failure
+    elif mutant.equivalent:
+        status, detail = "equivalent", mutant.equivalent
+    else:
+        status, detail = "survived", f"passed all {programs} programs"
+    return Verdict(mutant.id, status, detail, programs, round(build_s, 1),
+                   round(time.monotonic() - t1, 1), settings.key(mutant))
+
+
+def _prepare(kind: str, mutant: Mutant, text: str, settings: Settings) -> dict[str, Any]:
+    """Build the mutant (raising when it does not build); the target options that run it."""
+    cfg = load_config(settings.config)
+    if kind == "rtl":
+        from vtabench.targets.rtl.verilator import Mutation, build
+
+        mutation = Mutation(mutant.file, mutant.old, mutant.new)
+        build(cfg, mutation=mutation)
+        return {"mutation": mutation}
+    from vtabench.drivers.opencl_backend import OpenCLDevice
+
+    with OpenCLDevice(cfg, 1 << 20, source=text):
+        pass
+    return {"source": text}
+
+
+def _hunt(target: str, opts: dict[str, Any], settings: Settings,
+          progress: Callable[[str], None]) -> tuple[int, str | None]:
+    """Run the regression's programs on ``target`` with ``opts`` in chunks, in parallel, until
+    one fails; returns (programs run, the first failure found or None)."""
+    from vtabench.verify.regress.campaign import local_pool, plan_chunks, run_chunk
+
+    cfg = load_config(settings.config)
+    chunks = plan_chunks(list(range(settings.count)), HUNT_CHUNK)
+    done = 0
+    with local_pool(settings.jobs) as pool:
+        pending: set[Future[Any]] = {pool.submit(run_chunk, cfg, settings.seed, c, [target],
+                                                 {target: opts}) for c in chunks}
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                part = fut.result()
+                done += len(part.results)
+                bad = [r for r in part.results if r.mismatches or r.error]
+                if bad:
+                    for other in pending:
+                        other.cancel()
+                    first = min(bad, key=lambda r: r.index)
+                    why = first.mismatches[0].describe() if first.mismatches else first.error
+                    return done, f"{first.name}: {why}"[:600]
+            progress(f"    {done}/{settings.count} programs pass")
+    return done, None
+
+
+def _judge_platform(kind: str, mutant: Mutant, settings: Settings) -> Verdict:
+    """Run the mutant's platform tests against a copy of the package with the mutant applied
+    (PYTHONPATH puts the copy first; its builds go to a folder of their own)."""
+    root = checkout_root()
+    if root is None:
+        return Verdict(mutant.id, "not run", "the platform tests live in a source checkout",
+                       settings=settings.key(mutant))
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"vtabench-mutant-{mutant.id}-") as tmp:
+        copy = Path(tmp) / "vtabench"
+        shutil.copytree(PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        target = copy / mutant.source(kind).relative_to(PACKAGE_DIR)
+        target.write_text(mutant.apply(target.read_text()))
+        env = {**os.environ, "PYTHONPATH": tmp, "VTABENCH_BUILD_DIR": str(Path(tmp) / "build")}
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p",
+                               "no:cacheprovider", *mutant.tests], cwd=root, env=env,
+                              capture_output=True, text=True, check=False)
+    tail = (proc.stdout + proc.stderr).strip().splitlines()[-1:] or ["(no output)"]
+    status = "killed" if proc.returncode == 1 else "survived" if proc.returncode == 0 else \
+        "broken"
+    return Verdict(mutant.id, status, f"{' '.join(mutant.tests)}: {tail[0]}",
+                   run_s=round(time.monotonic() - t0, 1), settings=settings.key(mutant))
+
+
+def campaign(kind: str, mutants: list[Mutant], settings: Settings, results: Path, *,
+             resume: bool = False, platform: bool = False, keep_builds: bool = False,
+             progress: Callable[[str], None] = print) -> list[Verdict]:
+    """Judge every mutant in turn, writing all verdicts to ``results`` after each one."""
+    old: dict[str, Verdict] = {}
+    if resume and results.exists():
+        for v in json.loads(results.read_text())["verdicts"]:
+            old[v["id"]] = Verdict(**v)
+    verdicts: list[Verdict] = []
+    for n, m in enumerate(mutants, 1):
+        prev = old.get(m.id)
+        if prev is not None and prev.settings == settings.key(m) and prev.status != "not run":
+            verdicts.append(prev)
+            continue
+        progress(f"[{n}/{len(mutants)}] {m.id} ({m.area}): {m.bug}")
+        v = judge(kind, m, settings, platform=platform, keep_build=keep_builds,
+                  progress=progress)
+        progress(f"  {v.status}: {v.detail}")
+        verdicts.append(v)
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text(json.dumps({"kind": kind, **asdict(settings),
+                                       "verdicts": [asdict(x) for x in verdicts]}, indent=1))
+    return verdicts
+
+
+def score(mutants: list[Mutant], verdicts: list[Verdict]) -> str:
+    """The campaign's summary: the regression's score over the mutants it can reach (regress
+    killer, not equivalent) and over the whole catalogue, then every non-kill with its reason."""
+    by_id = {v.id: v for v in verdicts}
+    reach = [m for m in mutants if m.killer == "regress" and m.id in by_id]
+    judged = [m for m in reach if by_id[m.id].status in ("killed", "survived")]
+    killed = sum(by_id[m.id].status == "killed" for m in judged)
+    lines = [f"regress kills {killed} of {len(judged)} non-equivalent mutants it can reach "
+             f"({100.0 * killed / max(1, len(judged)):.1f}%); "
+             f"{killed} of {len(mutants)} in the whole catalogue "
+             f"({100.0 * killed / max(1, len(mutants)):.1f}%), "
+             f"{len(mutants) - len(verdicts)} not judged yet"]
+    for m in mutants:
+        v = by_id.get(m.id)
+        if v is not None and v.status != "killed":
+            lines.append(f"  {v.status:<10} {m.id} ({m.area}): {v.detail}")
+        elif v is not None and m.equivalent:
+            lines.append(f"  killed     {m.id}: argued equivalent, but {v.detail}")
+    platform = [by_id[m.id] for m in mutants if m.killer == "platform" and m.id in by_id]
+    if platform:
+        lines.append(f"platform mutants: {sum(v.status == 'killed' for v in platform)} of "
+                     f"{len(platform)} killed by their platform tests")
+    return "\n".join(lines)

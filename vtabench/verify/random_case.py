@@ -1,0 +1,161 @@
+"""Regression cases: a random program and how the bench runs it, or a deliberately broken one.
+
+:func:`random_case` draws a valid program (:func:`~vtabench.verify.random_program.random_program`)
+and a :class:`~vtabench.verify.run_setup.RunSetup` for it:
+
+- memory timing (:func:`random_timing`): read and write latency, read bandwidth gaps, random
+  back-pressure on every channel, reads served out of order across IDs; or the default ideal
+  memory;
+- placement: the instruction stream at any 16-byte alignment after the image (the fetch unit
+  sees every lane of a bus beat and streams that cross 4 KiB), the image at a nonzero
+  bus-aligned DRAM base;
+- now and then one failure the targets must report (:data:`KINDS`): an AXI read error on one
+  beat of a LOAD's data (the LOAD's index) or of the instruction stream, an AXI write error on
+  one write burst, a misaligned instruction or DRAM base (ALIGN at index 0), or an illegal
+  stream (:mod:`vtabench.verify.illegal`: code and index from the validator).
+
+Response errors and placement are the core bench's: other targets run the program as a valid
+one (their :class:`~vtabench.verify.run_setup.Outcome` is a clean run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from vtabench.spec.config import Config
+from vtabench.spec.contracts.errors import ErrorCode
+from vtabench.spec.isa.insn import Insn, decode_program
+from vtabench.spec.isa.layout import MemType, Opcode, mem_elem_bytes
+from vtabench.targets.rtl.simjob import BUS_BYTES, INSN_ALIGN, insn_offset
+from vtabench.verify.builder import TestProgram
+from vtabench.verify.illegal import DEFECTS, expected_outcomes
+from vtabench.verify.random_program import random_program
+from vtabench.verify.run_setup import Outcome, RandomProgram, RunSetup
+
+#: Kinds of case beside ``legal`` and their share of the cases (``illegal`` covers every defect).
+KINDS = {"illegal": 0.12, "fault.read": 0.05, "fault.fetch": 0.03, "fault.write": 0.05,
+         "align.insn": 0.02, "align.dram": 0.02}
+#: Share of cases run with the default (ideal) memory timing, and with a nonzero DRAM base.
+IDEAL_TIMING = 0.3
+MOVED_IMAGE = 0.25
+
+
+def random_timing(rng: np.random.Generator) -> dict[str, int]:
+    """DRAM knobs of one program: latencies from a cycle to a few hundred, read gaps, stalls
+    from none to most cycles, in-order or reordered reads (or {} for the default timing)."""
+    if rng.random() < IDEAL_TIMING:
+        return {}
+
+    def latency() -> int:
+        lo, hi = ((0, 4), (5, 60), (100, 400))[int(rng.choice(3, p=[0.3, 0.4, 0.3]))]
+        return int(rng.integers(lo, hi + 1))
+
+    stall = ((0, 0), (1, 64), (128, 230))[int(rng.choice(3, p=[0.35, 0.35, 0.3]))]
+    return {"rd_latency": latency(), "wr_latency": latency(),
+            "rd_gap": 0 if rng.random() < 0.6 else int(rng.integers(1, 5)),
+            "stall": int(rng.integers(stall[0], stall[1] + 1)),
+            "rd_reorder": int(rng.random() < 0.5)}
+
+
+def random_case(cfg: Config, rng: np.random.Generator) -> RandomProgram:
+    """A random program with a random run setup (see the module docstring)."""
+    body = random_program(cfg, rng)
+    setup = RunSetup(knobs=random_timing(rng),
+                     dram_base=BUS_BYTES * int(rng.integers(1, 64))
+                     if rng.random() < MOVED_IMAGE else 0,
+                     insn_pad=16 * int(rng.integers(0, INSN_ALIGN // 16)))
+    r, kind = rng.random(), "legal"
+    for name, share in KINDS.items():
+        if r < share:
+            kind = name
+            break
+        r -= share
+    insns = body.insns
+    if kind == "illegal":
+        broken = _illegal(cfg, body, rng)
+        if broken is not None:
+            setup, insns = _with(setup, broken[0]), broken[1]
+    elif kind.startswith("fault."):
+        setup = _fault(cfg, body, setup, kind, rng)
+    elif kind == "align.insn":
+        setup = replace(setup, kind=kind, insn_pad=setup.insn_pad + int(rng.integers(1, 16)),
+                        expect={"rtl": Outcome(ErrorCode.ALIGN, (0,))})
+    elif kind == "align.dram":
+        setup = replace(setup, kind=kind, dram_base=setup.dram_base + int(rng.integers(1, 64)),
+                        expect={"rtl": Outcome(ErrorCode.ALIGN, (0,))})
+    return RandomProgram(body.name, insns, body.dram, setup)
+
+
+def _with(setup: RunSetup, broken: RunSetup) -> RunSetup:
+    return replace(setup, kind=broken.kind, code=broken.code, expect=broken.expect)
+
+
+def _illegal(cfg: Config, body: TestProgram,
+             rng: np.random.Generator) -> tuple[RunSetup, list[Insn]] | None:
+    """One defect of :data:`~vtabench.verify.illegal.DEFECTS` applied to ``body`` (a few tries:
+    a defect needs an instruction it applies to and must break a rule some target checks).
+    Returns the setup part (kind, stream, expectations) and the instructions to report: the
+    broken ones when they decode, else the valid program's."""
+    names = list(DEFECTS)
+    for _ in range(8):
+        name = names[int(rng.integers(0, len(names)))]
+        code = DEFECTS[name](cfg, list(body.insns), body.dram, rng)
+        if code is None:
+            continue
+        expect = expected_outcomes(cfg, code, body.dram)
+        if not expect:
+            continue
+        try:
+            insns = decode_program(cfg, code)
+        except ValueError:
+            insns = body.insns
+        return RunSetup(kind=f"illegal.{name}", code=code, expect=expect), insns
+    return None
+
+
+def _fault(cfg: Config, body: TestProgram, setup: RunSetup, kind: str,
+           rng: np.random.Generator) -> RunSetup:
+    """``setup`` with one injected AXI response error of ``kind`` (unchanged when the program
+    has nothing to hit)."""
+    insns = body.insns
+    if kind == "fault.write":
+        stores = [i for i, insn in enumerate(insns) if insn.opcode == Opcode.STORE]
+        rows = sum(insns[i].y_size for i in stores if insns[i].x_size)
+        if not rows:
+            return setup
+        return replace(setup, kind=kind,
+                       knobs={**setup.knobs, "wr_err_burst": int(rng.integers(1, rows + 1))},
+                       expect={"rtl": Outcome(ErrorCode.AXI_WR, tuple(stores))})
+    if kind == "fault.fetch":
+        start = insn_offset(setup.dram_base, body.dram.size, setup.insn_pad)
+        j = int(rng.integers(0, len(insns)))
+        beat = (start + 16 * j) // BUS_BYTES * BUS_BYTES
+        first = max(0, (beat - start) // 16)
+        return replace(setup, kind=kind, knobs={**setup.knobs, "fault_lo": beat,
+                                                "fault_hi": beat + BUS_BYTES},
+                       expect={"rtl": Outcome(ErrorCode.AXI_RD, tuple(range(first + 1)))})
+    owners = load_beats(cfg, insns)
+    alone = [(beat, who) for beat, who in owners.items() if len(who) == 1]
+    if not alone:
+        return setup
+    beat, (index,) = alone[int(rng.integers(0, len(alone)))]
+    lo = setup.dram_base + beat * BUS_BYTES
+    return replace(setup, kind=kind, knobs={**setup.knobs, "fault_lo": lo,
+                                            "fault_hi": lo + BUS_BYTES},
+                   expect={"rtl": Outcome(ErrorCode.AXI_RD, (index,))})
+
+
+def load_beats(cfg: Config, insns: list[Insn]) -> dict[int, set[int]]:
+    """Bus beats of the image (byte offset // BUS_BYTES) that LOADs read -> the LOADs."""
+    owners: dict[int, set[int]] = {}
+    for i, insn in enumerate(insns):
+        if insn.opcode != Opcode.LOAD or not insn.x_size or not insn.y_size:
+            continue
+        eb = mem_elem_bytes(cfg, MemType(insn.memory_type))
+        for y in range(insn.y_size):
+            start = (insn.dram_base + y * insn.x_stride) * eb
+            for beat in range(start // BUS_BYTES, (start + insn.x_size * eb - 1) // BUS_BYTES + 1):
+                owners.setdefault(beat, set()).add(i)
+    return owners
