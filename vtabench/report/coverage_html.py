@@ -115,8 +115,8 @@ def _source_page(cov: RtlCoverage, module: str, title: str) -> str:
     by_line: dict[int, list[tuple[Point, int]]] = defaultdict(list)
     toggles: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for p, n in points:
-        if p.kind == "toggle":
-            t = toggles[p.comment]
+        if p.kind == "toggle":  # comment: signal[bit]:0->1 (each bit, each direction)
+            t = toggles[p.comment.split(":", 1)[0].split("[", 1)[0]]
             t[0] += n > 0
             t[1] += 1
         else:
@@ -141,8 +141,9 @@ def _source_page(cov: RtlCoverage, module: str, title: str) -> str:
         f"<td>{h}/{t}</td></tr>" for s, (h, t) in sorted(toggles.items()))
     body = (f'<p><a href="../index.html">{html.escape(title)}</a></p><h1>{module}</h1>'
             f"<p>{html.escape(files[0] if files else '')}: line and branch points per source "
-            f"line (hover for each point); {len(missed)} of {len(toggles)} signals with a bit "
-            f"that never toggled.</p>\n" + "\n".join(lines)
-            + f"\n<h2>Toggle points by signal</h2><table><tr><th>signal</th><th>bits toggled"
-              f"</th></tr>{toggle_rows}</table>")
+            f"line (hover for each point); {len(missed)} of {len(toggles)} signals have a bit "
+            f"that never toggled both ways (all instances of the module together).</p>\n"
+            + "\n".join(lines)
+            + f"\n<h2>Toggle points by signal</h2><table><tr><th>signal</th><th>toggle points "
+              f"hit (bits x directions x instances)</th></tr>{toggle_rows}</table>")
     return _page(f"{module}: {title}", body)

@@ -150,19 +150,26 @@ def breakdown_figure(wins: Sequence[Breakdown], title: str) -> Figure:
     return fig
 
 
+#: cells per row of the coverage heat map (longer groups continue on the next row)
+COVERAGE_COLUMNS = 12
+
+
 def coverage_figure(hits: Mapping[str, int], bins: Sequence[str], title: str) -> Figure:
-    """Functional-coverage bins (``group/name``) as a heat map: one row per group, one cell per
-    bin, colour by log10 of the hit count, missed bins red."""
-    groups: dict[str, list[str]] = {}
+    """Functional-coverage bins (``group/name``) as a heat map: one row per group (continued on
+    further rows past COVERAGE_COLUMNS bins), one cell per bin, colour by log10 of the hit count,
+    missed bins red."""
+    by_group: dict[str, list[str]] = {}
     for b in bins:
-        groups.setdefault(b.split("/", 1)[0], []).append(b)
-    width = max(len(v) for v in groups.values())
-    fig = Figure(figsize=(max(10.0, 0.62 * width + 1.5), 0.95 * len(groups) + 1.2),
-                 layout="constrained")
+        by_group.setdefault(b.split("/", 1)[0], []).append(b)
+    rows = [(name if k == 0 else f"{name} (cont.)", members[k:k + COVERAGE_COLUMNS])
+            for name, members in by_group.items()
+            for k in range(0, len(members), COVERAGE_COLUMNS)]
+    width = max(len(members) for _, members in rows)
+    fig = Figure(figsize=(1.25 * width + 1.5, 0.55 * len(rows) + 1.0), layout="constrained")
     ax = fig.subplots()
-    grid = np.full((len(groups), width), np.nan)
+    grid = np.full((len(rows), width), np.nan)
     top = max((hits.get(b, 0) for b in bins), default=1)
-    for r, members in enumerate(groups.values()):
+    for r, members in enumerate(m for _, m in rows):
         for c, b in enumerate(members):
             n = hits.get(b, 0)
             grid[r, c] = math.log10(n + 1) if n else -1.0
@@ -170,13 +177,13 @@ def coverage_figure(hits: Mapping[str, int], bins: Sequence[str], title: str) ->
     cmap.set_bad("white")
     ax.imshow(grid, aspect="auto", cmap=cmap, vmin=-1.0, vmax=math.log10(top + 1),
               interpolation="nearest")
-    for r, members in enumerate(groups.values()):
+    for r, members in enumerate(m for _, m in rows):
         for c, b in enumerate(members):
             n = hits.get(b, 0)
-            ax.text(c, r, f"{b.split('/', 1)[1]}\n{n}", ha="center", va="center", fontsize=5,
+            ax.text(c, r, f"{b.split('/', 1)[1]}\n{n}", ha="center", va="center", fontsize=6,
                     color="white" if n and math.log10(n + 1) > 0.6 * math.log10(top + 1)
                     else "black")
-    ax.set_yticks(range(len(groups)), list(groups))
+    ax.set_yticks(range(len(rows)), [name for name, _ in rows])
     ax.set_xticks([])
     hit = sum(1 for b in bins if hits.get(b, 0))
     ax.set_title(f"{title}: {hit}/{len(bins)} bins hit ({100 * hit / max(len(bins), 1):.1f}%); "
