@@ -41,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from vtabench.cli import CliError
     from vtabench.drivers.api import PAGE_BYTES, mem_bytes_for, open_device, run_program
+    from vtabench.progress import Activity
     from vtabench.report.timeline import Recorder
     from vtabench.spec.validate import validate_binary
 
@@ -61,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     mem = mem_bytes_for(dram.size, len(code), guard=PAGE_BYTES)
     timeline: AbstractContextManager[Recorder | None] = (
         Recorder(args.timeline, args.target) if args.timeline else nullcontext())
-    with timeline as rec, open_device(args.target, cfg, mem, **opts) as dev:
+    with timeline as rec, Activity(f"running on {args.target}"), \
+            open_device(args.target, cfg, mem, **opts) as dev:
         result = run_program(dev, code, dram, args.timeout, insn_align=PAGE_BYTES)
     dram.tofile(args.out)
     print(f"  device: {dev.name}")

@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from vtabench.cli.compile import summarize
     from vtabench.spec.config import load_config
     from vtabench.graph import Package, compile_model, run_package
+    from vtabench.progress import Activity
     from vtabench.report.timeline import Recorder
 
     if not args.model.exists():
@@ -81,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"{args.model} was compiled for {pkg.cfg_name}, not {args.config}")
     else:
         cfg = load_config(args.config or "default")
-        pkg = compile_model(args.model, cfg)
+        with Activity(f"compiling {args.model.name} for {cfg.name}"):
+            pkg = compile_model(args.model, cfg)
         print(f"compiled {args.model} for {cfg.name} in {pkg.compile_s:.1f} s")
     cfg = load_config(pkg.cfg_name)
     for line in summarize(pkg):
