@@ -1,4 +1,6 @@
-"""`vtabench compile`: an int8 QDQ ONNX model -> a .vtapkg package for one configuration.
+"""`vtabench compile`: a quantized ONNX model (QDQ or QOperator) -> a .vtapkg package for one
+configuration. Any ONNX model compiles (what has no integer form runs on the CPU) or exits
+non-zero with one line naming the file, node or input and the reason.
 
 The package (a zip) holds manifest.json (graph with each node's device and, for CPU fallbacks,
 the reason; execution units; memory plan; layers), image/*.bin (packed weights, biases and
@@ -14,8 +16,10 @@ from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compile", help="compile an int8 QDQ ONNX model into a .vtapkg package")
+    p = sub.add_parser("compile", help="compile a quantized ONNX model into a .vtapkg package")
     p.add_argument("model", type=Path, help="MODEL.onnx")
+    p.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...",
+                   help="static shape of an input with dynamic dimensions (repeatable)")
     p.add_argument("--config", default="default", help="configuration name or JSON path")
     p.add_argument("-o", "--output", type=Path, help="output package (default MODEL.vtapkg)")
     p.add_argument("--cpu", action="append", default=[], metavar="NODE",
@@ -29,6 +33,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def parse_shapes(items: list[str]) -> dict[str, list[int]]:
+    """``NAME=1,3,224,224`` options -> {name: dims}."""
+    from vtabench.cli import CliError
+
+    shapes = {}
+    for item in items:
+        name, sep, dims = item.rpartition("=")
+        try:
+            shapes[name] = [int(d) for d in dims.split(",")]
+        except ValueError:
+            sep = ""
+        if not sep or not name or any(d <= 0 for d in shapes.get(name, [0])):
+            raise CliError(f"--shape {item}: expected NAME=D0,D1,... with positive sizes")
+    return shapes
+
+
 def summarize(pkg) -> list[str]:
     man = pkg.manifest
     lines = []
@@ -40,7 +60,7 @@ def summarize(pkg) -> list[str]:
                  f"{len(pkg.programs)} device program(s) = syncs per inference, "
                  f"{man['stats']['insns']} instructions")
     for n in nodes:
-        if n.get("reason") and n["op"] in ("conv2d", "dense", "add"):
+        if n.get("reason") and n["op"].split(" ")[0] in ("conv2d", "dense", "avgpool", "add"):
             lines.append(f"  CPU fallback: {n['name']} ({n['op']}): {n['reason']}")
     lines.append(f"  device memory plan {man['plan_bytes']} bytes, static image "
                  f"{man['static_bytes']} bytes (uploaded once per model)")
@@ -58,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
     out = args.output or args.model.with_suffix(".vtapkg")
     pkg = compile_model(args.model, cfg, force_cpu=set(args.cpu), profile=not args.no_profile,
                         log=print if args.verbose else None,
-                        double_buffer=not args.no_double_buffer)
+                        double_buffer=not args.no_double_buffer,
+                        shapes=parse_shapes(args.shape))
     pkg.save(out)
     print(f"compiled {args.model} for {cfg.name} in {pkg.compile_s:.1f} s")
     for line in summarize(pkg):

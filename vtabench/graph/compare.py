@@ -1,10 +1,15 @@
 """A compiled package against onnxruntime, tensor by tensor (the deviation figures of
 docs/graph.md).
 
-After an inference, :func:`device_tensors` reads back every integer tensor a VTA operator wrote
-(by the ONNX name of the tensor it stands for); :func:`onnxruntime_tensors` runs the ONNX model
-in onnxruntime with those tensors as extra outputs; :func:`deviation` counts, over all of them,
-the elements that are equal and the largest difference in quantization steps.
+* End to end: after an inference, :func:`device_tensors` reads back every integer tensor a VTA
+  operator wrote (by the ONNX name of the tensor it stands for); :func:`onnxruntime_tensors`
+  runs the ONNX model in onnxruntime with those tensors as extra outputs; :func:`deviation`
+  counts, over all of them, the elements that are equal and the largest difference in
+  quantization steps. A difference in one layer moves the inputs of the next, so these grow
+  with depth.
+* Layer by layer: :func:`layerwise` writes onnxruntime's values of each VTA operator's inputs
+  into the device, runs that operator's own program (the package's per-layer profiling
+  program) and compares its output with onnxruntime's: the requantization arithmetic alone.
 """
 
 from __future__ import annotations
@@ -15,24 +20,63 @@ from typing import Any
 import numpy as np
 
 from vtabench.graph.execute import Executor
-from vtabench.graph.pack import unpack_act
+from vtabench.graph.pack import pack_act, unpack_act
+
+
+def _vta_layers(ex: Executor) -> list[dict[str, Any]]:
+    return [n for n in ex.pkg.manifest["nodes"] if n["name"] in ex.pkg.manifest["layers"]
+            and n.get("onnx")]
+
+
+def _read(ex: Executor, n: dict[str, Any]) -> np.ndarray:
+    t = ex.tensors[n["name"]]
+    v = unpack_act(ex.dev.read(ex.base + t["addr"], t["nbytes"]), tuple(n["shape"]), ex.cfg)
+    if n.get("offset"):
+        v = (v.astype(np.int16) + n["offset"]).astype(np.uint8)
+    return v
 
 
 def device_tensors(ex: Executor) -> dict[str, np.ndarray]:
     """Every tensor a VTA operator of ``ex``'s package wrote in the last run, by ONNX name, in
     its ONNX type (uint8 tensors shifted back from their stored form)."""
-    out = {}
-    for n in ex.pkg.manifest["nodes"]:
-        if n["device"] != "vta" or not n.get("onnx") or n["name"] not in ex.pkg.manifest[
-                "layers"]:
-            continue
-        t = ex.tensors[n["name"]]
-        v = unpack_act(ex.dev.read(ex.base + t["addr"], t["nbytes"]), tuple(n["shape"]),
-                       ex.cfg)
-        if n.get("offset"):
-            v = (v.astype(np.int16) + n["offset"]).astype(np.uint8)
-        out[n["onnx"]] = v
-    return out
+    return {n["onnx"]: _read(ex, n) for n in _vta_layers(ex)}
+
+
+def _source(ex: Executor, name: str) -> dict[str, Any]:
+    """The node whose ONNX tensor a device tensor holds (through copies and conversions)."""
+    n = ex.nodes[name]
+    while n["op"] in ("copy", "to_stored") or (n["op"] in ("reshape", "relax.reshape")
+                                               and not n.get("onnx")):
+        n = ex.nodes[n["inputs"][0]]
+    return n
+
+
+def layerwise(ex: Executor, theirs: dict[str, np.ndarray],
+              into: Deviation | None = None) -> Deviation:
+    """Each VTA operator run alone on onnxruntime's values of its inputs (``theirs``, from
+    :func:`onnxruntime_tensors` with :func:`layer_inputs` among the names), compared with
+    onnxruntime's value of its output."""
+    dev = into or Deviation()
+    progs = {p.layers[0]: a for a, p in zip(ex.prof, ex.pkg.profile, strict=True)}
+    for n in _vta_layers(ex):
+        for i in n["inputs"]:
+            src = _source(ex, i)
+            v = np.asarray(theirs[src["onnx"]])
+            if v.dtype == np.uint8:
+                v = (v.astype(np.int16) - 128).astype(np.int8)
+            ex.dev.write(ex.base + ex.tensors[i]["addr"], pack_act(v.astype(np.int8), ex.cfg))
+        addr, count = progs[n["name"]]
+        ex.dev.run(addr, count, timeout_s=3600)
+        dev.add(n["onnx"], _read(ex, n), np.asarray(theirs[n["onnx"]]))
+    return dev
+
+
+def layer_inputs(ex: Executor) -> list[str]:
+    """The ONNX tensors :func:`layerwise` needs from onnxruntime."""
+    names = {n["onnx"] for n in _vta_layers(ex)}
+    for n in _vta_layers(ex):
+        names.update(_source(ex, i)["onnx"] for i in n["inputs"])
+    return sorted(names)
 
 
 def onnxruntime_tensors(model: Any, names: list[str], inputs: dict[str, np.ndarray]

@@ -24,6 +24,7 @@ from vtabench.graph import passes
 from vtabench.graph.cpu_functions import build_cpu_module
 from vtabench.graph.frontend import import_onnx, to_graph
 from vtabench.graph.ir import CPU, VTA, Graph, Node
+from vtabench.graph.onnx_prep import ModelError
 from vtabench.graph.pack import (
     pack_act,
     pack_bias,
@@ -76,12 +77,16 @@ def execution_order(g: Graph, wave: dict[str, int]) -> list[str]:
 
 def compile_graph(g: Graph, cfg: Config, profile: bool = True,
                   log: Callable[[str], None] | None = None,
-                  double_buffer: bool = True) -> Package:
-    """A prepared graph (:func:`prepare_graph`) -> Package."""
+                  double_buffer: bool = True, check_cpu: bool = True) -> Package:
+    """A prepared graph (:func:`prepare_graph`) -> Package (``check_cpu``: build the CPU
+    functions once for llvm, so that a package that would not load is a
+    :class:`~vtabench.graph.onnx_prep.ModelError` now)."""
     t0 = time.perf_counter()
     wave = passes.waves(g)
     units = execution_order(g, wave)
     cpu_mod, cpu_funcs = build_cpu_module(g, units, wave)
+    if check_cpu and cpu_funcs:
+        _check_cpu_build(cpu_mod)
 
     # VTA: memory plan + programs
     dev = RecordingDevice(cfg)
@@ -149,6 +154,18 @@ def compile_graph(g: Graph, cfg: Config, profile: bool = True,
                   compile_s=time.perf_counter() - t0)
     pkg.manifest["compile_s"] = round(pkg.compile_s, 2)
     return pkg
+
+
+def _check_cpu_build(mod: Any) -> None:
+    import tvm
+
+    from vtabench.graph.frontend import one_line
+
+    try:
+        tvm.compile(mod, target="llvm")
+    except Exception as exc:  # noqa: BLE001 - any failure of TVM's build of the CPU part
+        raise ModelError(f"the CPU part does not build with TVM's llvm target: "
+                         f"{one_line(exc)}") from None
 
 
 def _bind_operands(rt: Runtime, n: Node, op: CompiledOp, tensors: dict[str, dict[str, Any]],
@@ -228,4 +245,4 @@ def reference_package(model: Any, cfg: Config | str,
     """The same integer graph with every operator on the CPU (TVM llvm): the reference."""
     cfg = load_config(cfg) if isinstance(cfg, str) else cfg
     g = prepare_graph(model, cfg, all_cpu=True, shapes=shapes)
-    return compile_graph(g, cfg, profile=False)
+    return compile_graph(g, cfg, profile=False, check_cpu=False)

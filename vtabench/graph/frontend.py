@@ -148,10 +148,12 @@ def _from_onnx(m: Any) -> tvm.IRModule:
             return imp.from_onnx(m.graph, default_opset(m))
     except Exception as exc:  # noqa: BLE001 - any failure of the foreign converter
         where = f"node {node_label(imp.current)}" if imp.current is not None else "model"
-        raise ModelError(f"{where}: TVM's ONNX import failed: {_one_line(exc)}") from None
+        raise ModelError(f"{where}: TVM's ONNX import failed: {one_line(exc)}") from None
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
+    """The line of an exception's message that says what went wrong (TVM errors carry a
+    backtrace in the message)."""
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     text = next((ln for ln in reversed(lines) if "Error" in ln), lines[-1] if lines else "")
     return (text or type(exc).__name__)[:300]
@@ -451,7 +453,7 @@ def to_graph(mod: tvm.IRModule) -> Graph:
         g.remove(tup.name)
     for o in g.outputs:
         if not g.nodes[o].shape and g.nodes[o].op != "input":
-            raise ModelError(f"output {o}: not a tensor of static shape")
+            raise ModelError(f"output {g.nodes[o].onnx or o}: not a tensor of static shape")
     return g
 
 

@@ -131,9 +131,14 @@ def insert_conversions(g: Graph) -> None:
     """A uint8 tensor is int8 ``q - 128`` inside integer operators (TensorQ.offset): add a CPU
     node converting each uint8 tensor that crosses between an integer operator and a Relax op
     (or a graph output)."""
+    orig_dtype = {}
+    for n in g.nodes.values():
+        orig_dtype[n.name] = n.dtype
+        if n.integer:
+            n.dtype = "int8"
     for name in list(g.order):
         n = g.nodes[name]
-        orig = n.q.out.dtype if n.integer and n.q.out is not None else n.dtype
+        orig = orig_dtype[name]
         if orig != "uint8":
             continue
         for c in g.consumers(name):
