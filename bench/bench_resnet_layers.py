@@ -12,6 +12,11 @@ of the same TE definition (``--check``, on by default for fsim).
     python bench/bench_resnet_layers.py                       # fsim, default config, all layers
     python bench/bench_resnet_layers.py --target rtl --layers 1,4,7,10
     python bench/bench_resnet_layers.py --config cloud32 --json results/resnet.json
+    python bench/bench_resnet_layers.py --target rtl --db on --plot results/resnet-layers.png
+
+``--plot PATH`` (rtl) records the RTL's pipeline trace of every run and draws each layer's cycles
+split into parts (compute, load stall, store stall, token wait; vtabench.report.breakdown) with
+its MAC utilization.
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ import argparse
 import json
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,6 +53,27 @@ def layer_spec(i: int, batch: int) -> Conv2dSpec:
                       epilogue=(("shift", 8), ("relu",)), name=f"resnet18_conv{i + 1}")
 
 
+def plot(cfg: Any, rec: Any, results: list[Any], labels: list[str], path: Path) -> None:
+    """One window per job: the runs of its syncs, in order."""
+    from vtabench.report.breakdown import merged, run_breakdown
+    from vtabench.report.plots import breakdown_figure
+
+    runs = rec.runs()
+    if len(runs) != sum(r.syncs for r in results):
+        raise SystemExit(f"--plot: the trace holds {len(runs)} runs, the jobs made "
+                         f"{sum(r.syncs for r in results)} syncs")
+    wins, k = [], 0
+    for label, res in zip(labels, results, strict=True):
+        wins.append(merged(label, [run_breakdown(cfg, r, label) for r in runs[k:k + res.syncs]]))
+        k += res.syncs
+    total = sum(w.cycles for w in wins)
+    macs = sum(w.mac_iterations for w in wins)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    breakdown_figure(wins, f"ResNet-18 conv layers on rtl ({cfg.name}): {total:,} cycles, MAC "
+                     f"utilization {100 * macs / max(total, 1):.1f}%").savefig(path)
+    print(f"wrote {path}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--target", default="fsim", choices=available_targets())
@@ -57,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="variants: on (double buffering, its tiling), off (single buffering, "
                          "the tiling chosen for it), same (single buffering, the tiling of on)")
     ap.add_argument("--json", help="write the rows to this file")
+    ap.add_argument("--plot", type=Path, help="rtl: per-layer cycle breakdown and MAC "
+                    "utilization, a PNG")
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
     layers = [int(x) - 1 for x in args.layers.split(",") if x] or list(range(len(RESNET18)))
@@ -74,8 +104,17 @@ def main(argv: list[str] | None = None) -> int:
             tiling = choose_tiling(spec, cfg, True) if v == "same" else None
             jobs.append(OpJob(spec, x, tiling, v == "on"))
             meta.append((i, spec, v))
+    rec = None
+    if args.plot is not None:
+        from vtabench.report.timeline import Recorder
+
+        try:
+            rec = Recorder(args.target, option="--plot")
+        except ValueError as exc:
+            ap.error(str(exc))
     t0 = time.perf_counter()
-    results = run_ops(args.target, cfg, jobs)
+    with rec or nullcontext():
+        results = run_ops(args.target, cfg, jobs)
     wall = time.perf_counter() - t0
     peak = cfg.macs_per_cycle
     rows = []
@@ -104,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
                      "insns": res.insns, "cycles": res.cycles, "utilization": util,
                      "tiling": [t.oc, t.ic, t.h, t.w], "check": ok, "target": args.target,
                      "config": cfg.name})
+    if rec is not None:
+        plot(cfg, rec, results, [f"conv{i + 1} {v}" for i, _, v in meta], args.plot)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(rows, indent=1))

@@ -154,7 +154,7 @@ def test_timeline_needs_rtl_and_a_known_suffix(tmp_path, capsys):
     (tmp_path / "p.bin").write_bytes(encode_program(CFG, prog.insns))
     prog.dram.tofile(tmp_path / "d.bin")
     assert main([*args, "--target", "fsim", "--timeline", str(tmp_path / "t.png")]) != 0
-    assert "only target rtl records a timeline" in capsys.readouterr().err
+    assert "only target rtl records a pipeline trace" in capsys.readouterr().err
     assert main([*args, "--target", "rtl", "--timeline", str(tmp_path / "t.svg")]) != 0
     assert "must end in .json or .png" in capsys.readouterr().err
     assert not (tmp_path / "o.bin").exists()

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
           f"{dram.size} DRAM bytes, seed {seed}")
     mem = mem_bytes_for(dram.size, len(code), guard=PAGE_BYTES)
     timeline: AbstractContextManager[Recorder | None] = (
-        Recorder(args.timeline, args.target) if args.timeline else nullcontext())
+        Recorder(args.target, args.timeline) if args.timeline else nullcontext())
     with timeline as rec, Activity(f"running on {args.target}"), \
             open_device(args.target, cfg, mem, **opts) as dev:
         result = run_program(dev, code, dram, args.timeout, insn_align=PAGE_BYTES)

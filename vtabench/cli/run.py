@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     profile = args.profile if args.profile is not None else BACKENDS[args.target].cycles
     if args.plot is not None and not profile:
         raise CliError("--plot draws the profiling run: not with --no-profile")
-    rec = Recorder(args.timeline, args.target) if args.timeline or args.plot else None
+    rec = (Recorder(args.target, args.timeline, "--timeline" if args.timeline else "--plot")
+           if args.timeline or args.plot else None)
     with rec or nullcontext():
         results = run_package(pkg, args.target, [x.astype(np.float32)], runs=args.runs,
                               profile=profile, progress=not args.no_progress)

@@ -133,3 +133,19 @@ def segment_breakdowns(cfg: Config, run: Run, segments: Sequence[Segment]) -> li
         out.append(_window(cfg, seg.label, nxt - prev_end, spans))
         prev_end = nxt
     return out
+
+
+def merged(label: str, parts: Sequence[Breakdown]) -> Breakdown:
+    """Several windows (the runs of one operator, say) as one."""
+    out = Breakdown(label, 0, dict.fromkeys(PARTS, 0), 0, 0, dict.fromkeys(Stage, 0),
+                    dict.fromkeys(Stage, 0))
+    for b in parts:
+        out.cycles += b.cycles
+        out.mac_iterations += b.mac_iterations
+        out.insns += b.insns
+        for k, v in b.parts.items():
+            out.parts[k] += v
+        for s in Stage:
+            out.stage_busy[s] += b.stage_busy.get(s, 0)
+            out.stage_mem_wait[s] += b.stage_mem_wait.get(s, 0)
+    return out

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 from matplotlib import colormaps
@@ -69,7 +69,9 @@ def timeline_figure(cfg: Config, runs: Sequence[Run], labels: Sequence[str],
     fig.suptitle(f"{cfg.name}: {insns} instructions, {total:,} cycles, MAC utilization "
                  f"{100 * macs / max(total, 1):.1f}%", fontsize=12)
     if many:
-        _breakdown_bars(axes[1], wins)
+        handles, names = _breakdown_bars(axes[1], wins)
+        axes[1].legend(handles, names, loc="upper left", bbox_to_anchor=(1.07, 1.0), fontsize=8,
+                       frameon=False)
     return fig
 
 
@@ -119,17 +121,27 @@ def _lanes(cfg: Config, ax: Axes, runs: Sequence[Run], wins: Sequence[Breakdown]
               loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
 
 
-def _breakdown_bars(ax: Axes, wins: Sequence[Breakdown]) -> None:
+def _breakdown_bars(ax: Axes, wins: Sequence[Breakdown], share: bool = False
+                    ) -> tuple[list[Any], list[str]]:
+    """Stacked bars of the parts per window: cycles with the MAC utilization on a second axis,
+    or (``share``) each part's share of the window's cycles. Returns the legend's handles and
+    labels (the caller places the legend)."""
     x = range(len(wins))
-    bottom = [0] * len(wins)
+    bottom = [0.0] * len(wins)
     for part, label in PARTS.items():
-        vals = [w.parts[part] for w in wins]
+        vals = [100.0 * w.parts[part] / max(w.cycles, 1) if share else float(w.parts[part])
+                for w in wins]
         ax.bar(x, vals, bottom=bottom, color=PART_COLOURS[part], label=label, width=0.75)
         bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
     ax.set_xticks(list(x), [w.label for w in wins], rotation=60 if len(wins) > 8 else 0,
                   ha="right" if len(wins) > 8 else "center", fontsize=8)
+    if share:
+        ax.set_ylabel("share of the cycles (%)")
+        ax.set_ylim(0, 100)
+        return ax.get_legend_handles_labels()
     ax.set_ylabel("cycles")
-    ax.yaxis.set_major_formatter(lambda v, _pos: f"{v / 1e3:g}k" if v >= 1e3 else f"{v:g}")
+    ax.yaxis.set_major_formatter(lambda v, _pos: f"{v / 1e6:g}M" if v >= 1e6 else
+                                 f"{v / 1e3:g}k" if v >= 1e3 else f"{v:g}")
     util = ax.twinx()
     util.plot(list(x), [100 * w.utilization for w in wins], "o-", color="black",
               markersize=4, linewidth=1, label="MAC utilization")
@@ -137,15 +149,19 @@ def _breakdown_bars(ax: Axes, wins: Sequence[Breakdown]) -> None:
     util.set_ylabel("MAC utilization (%)")
     handles, names = ax.get_legend_handles_labels()
     h2, n2 = util.get_legend_handles_labels()
-    ax.legend(handles + h2, names + n2, loc="upper left", bbox_to_anchor=(1.06, 1.0),
-              fontsize=8, frameon=False)
+    return handles + h2, names + n2
 
 
 def breakdown_figure(wins: Sequence[Breakdown], title: str) -> Figure:
-    """Per-window (layer) cycles split into parts, with MAC utilization."""
-    fig = Figure(figsize=(max(8.0, 0.45 * len(wins) + 5), 5), layout="constrained")
-    ax = fig.subplots()
-    _breakdown_bars(ax, wins)
+    """Per-window (layer) cycles split into parts, with MAC utilization (top), and the same
+    parts as shares of each window's cycles (bottom: small layers' stalls show too)."""
+    fig = Figure(figsize=(max(8.0, 0.45 * len(wins) + 5), 8), layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    handles, names = _breakdown_bars(top, wins)
+    _breakdown_bars(bottom, wins, share=True)
+    bottom.legend(handles, names, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+                  frameon=False)
+    top.tick_params(labelbottom=False)
     fig.suptitle(title, fontsize=12)
     return fig
 

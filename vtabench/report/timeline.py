@@ -163,18 +163,20 @@ def windows(cfg: Config, runs: Sequence[Run], labels: Sequence[str],
 
 
 class Recorder:
-    """``--timeline PATH`` of a command: every RTL simulator started inside the ``with`` block
-    writes its event log to a temporary file (:func:`vtabench.report.trace.tracing`);
-    :meth:`write` turns the runs into the timeline once the simulators have ended. The target and
-    the suffix are checked when it is made, before anything runs."""
+    """``--timeline PATH`` (or another picture drawn from the trace: ``option``) of a command:
+    every RTL simulator started inside the ``with`` block writes its event log to a temporary
+    file (:func:`vtabench.report.trace.tracing`); :meth:`runs` reads it once the simulators have
+    ended, :meth:`write` turns them into the timeline ``out``. The target and the suffix are
+    checked when it is made, before anything runs."""
 
-    def __init__(self, out: str | Path, target: str) -> None:
-        self.out = Path(out)
+    def __init__(self, target: str, out: str | Path | None = None,
+                 option: str = "--timeline") -> None:
+        self.out = Path(out) if out is not None else None
         if target not in TRACED_TARGETS:
-            raise ValueError(f"--timeline: only target {' or '.join(TRACED_TARGETS)} records a "
-                             f"timeline, not {target}")
-        if self.out.suffix not in SUFFIXES:
-            raise ValueError(f"--timeline {self.out}: the name must end in "
+            raise ValueError(f"{option}: only target {' or '.join(TRACED_TARGETS)} records a "
+                             f"pipeline trace, not {target}")
+        if self.out is not None and self.out.suffix not in SUFFIXES:
+            raise ValueError(f"{option} {self.out}: the name must end in "
                              f"{' or '.join(SUFFIXES)}")
         fd, name = tempfile.mkstemp(prefix="vtabench-trace-", suffix=".log")
         os.close(fd)
@@ -198,6 +200,8 @@ class Recorder:
     def write(self, cfg: Config, runs: Sequence[Run] | None = None,
               labels: Sequence[str] | None = None,
               segments: dict[int, Sequence[Segment]] | None = None) -> Path:
-        """Write the timeline of ``runs`` (default: every run recorded)."""
+        """Write the timeline of ``runs`` (default: every run recorded) to ``out``."""
+        if self.out is None:
+            raise ValueError("Recorder.write: the recorder was made without a timeline path")
         return write_timeline(self.out, cfg, self.runs() if runs is None else runs, labels,
                               segments)
