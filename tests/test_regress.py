@@ -18,11 +18,12 @@ from vtabench.spec.tokens import schedule, stage_of
 from vtabench.spec.validate import ValidationError, validate_binary, validate_program
 from vtabench.verify.builder import ProgramBuilder
 from vtabench.verify.illegal import DEFECTS, expected_outcomes
+from vtabench.verify.random_case import KINDS
 from vtabench.verify.random_program import fill_command_queue, fill_token_queue, random_program
 from vtabench.verify.regress.campaign import generate, minimise
 from vtabench.verify.regress.coverage import FunctionalCoverage, all_bins
 from vtabench.verify.regress.diff import (Observation, check, compare, first_mismatch,
-                                          golden_image)
+                                          golden_image, run_on_target)
 from vtabench.verify.regress.rtl_coverage import RtlCoverage
 from vtabench.verify.regress.shrink import Shrinker
 from vtabench.verify.run_setup import Outcome
@@ -205,6 +206,48 @@ def test_rtl_coverage_parser(tmp_path):
     assert "RTL line coverage: 100.0%" in report and "RTL toggle coverage" in report
     cov.write_lcov(tmp_path / "cov.info")
     assert "DA:12,2" in (tmp_path / "cov.info").read_text()
+
+
+def _one_case_of_each_kind(seed: int, keep=lambda prog: True) -> list:
+    """The first generated case of every kind (legal, fault.*, align.*, illegal.<defect>) that
+    ``keep`` accepts, among the first 1000 of ``seed``."""
+    kinds = {"legal", *(k for k in KINDS if k != "illegal"), *(f"illegal.{d}" for d in DEFECTS)}
+    cases = {}
+    for k in range(1000):
+        prog = generate(CFG, seed, k)
+        if prog.setup.kind not in cases and keep(prog):
+            cases[prog.setup.kind] = prog
+            if set(cases) == kinds:
+                break
+    return list(cases.values())
+
+
+@pytest.mark.rtl
+def test_rtl_bench_reports_what_every_case_kind_expects():
+    """One case of every kind on the core bench: each ends as its setup says (code, index,
+    counters; a clean run's image equal to fsim's). A fault case run without its fault is
+    caught: the check expects the error."""
+    cases = _one_case_of_each_kind(13)
+    assert len(cases) >= 20, sorted(c.setup.kind for c in cases)
+    write = next(c for c in cases if c.setup.kind == "fault.write")
+    unfaulted = replace(write, name="unfaulted", setup=replace(write.setup, knobs={
+        k: v for k, v in write.setup.knobs.items() if k != "wr_err_burst"}))
+    images, problems = run_on_target(CFG, "rtl", [*cases, unfaulted], seed=13)
+    for prog, img, problem in zip(cases, images, problems):
+        assert problem is None, f"{prog.name} ({prog.setup.kind}): {problem}"
+        assert compare(CFG, "rtl", prog, golden_image(CFG, prog), img) is None, prog.name
+    assert "expected AXI write error (ERR_AXI_WR 0x31)" in problems[-1]
+    assert "got no error" in problems[-1]
+
+
+@pytest.mark.opencl
+def test_opencl_reports_what_illegal_streams_expect():
+    """The illegal cases the kernel checks end with the validator's code and index there."""
+    cases = _one_case_of_each_kind(
+        17, lambda p: p.setup.kind.startswith("illegal.") and p.setup.expect.get("opencl"))
+    assert len(cases) >= 10, sorted(c.setup.kind for c in cases)
+    _, problems = run_on_target(CFG, "opencl", cases, seed=17)
+    assert problems == [None] * len(cases), [p for p in problems if p]
 
 
 @pytest.mark.rtl

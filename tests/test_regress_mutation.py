@@ -1,9 +1,11 @@
-"""A deliberately broken copy of one RTL module is caught by the regression and minimised.
+"""Deliberately broken copies of the RTL are caught by the regression and minimised.
 
-The mutant (test-only, built from a copy of hdl/ in its own build directory) writes one element
-too few of trailing x padding in the load path (vta_dma_rd): an off-by-one in padding. The
-regression must catch it on random programs, and the minimiser must shrink a failing program to a
-short reproducer that fails on the mutant, passes on the real RTL and reads no undefined state.
+The mutants come from the catalogue of `vtabench mutate` (verify/mutants/rtl.json), each built
+from a copy of hdl/ in its own build directory. One writes one element too few of trailing x
+padding in the load path (vta_dma_rd): the regression must catch it on random programs, and the
+minimiser must shrink a failing program to a short reproducer that fails on the mutant, passes
+on the real RTL and reads no undefined state. Another raises done before the write responses
+have drained: its DRAM image is right, and only the bench's open-at-done check sees it.
 """
 
 import numpy as np
@@ -18,9 +20,11 @@ from vtabench.verify.regress.campaign import generate, regress
 from vtabench.verify.regress.shrink import result_is_defined
 from vtabench.targets.rtl.verilator import Mutation
 from vtabench.spec.validate import validate_program
+from vtabench.verify.mutation import Settings, judge, load_catalogue
 
-PAD_OFF_BY_ONE = Mutation("vta_dma_rd.sv", "assign xp1_bytes  = 32'(xp1_q) << lseb;",
-                          "assign xp1_bytes  = 32'(xp1_q - 4'(xp1_q != 4'd0)) << lseb;")
+CATALOGUE = {m.id: m for m in load_catalogue("rtl")}
+PAD = CATALOGUE["pad-x-trailing-short"]
+PAD_OFF_BY_ONE = Mutation(PAD.file, PAD.old, PAD.new)
 CFG = load_config("default")
 
 pytestmark = pytest.mark.rtl
@@ -54,3 +58,11 @@ def test_padding_mutant_is_caught_and_minimised(tmp_path):
     assert not np.array_equal(mutant, golden), "the reproducer passes on the mutant"
     assert problems == [None] and np.array_equal(real_rtl, golden), \
         "the reproducer fails on the real RTL too: it is not about the mutation"
+
+
+@pytest.mark.slow
+def test_done_before_write_responses_is_caught_by_the_bench():
+    """`vtabench mutate` on one catalogue mutant (a Verilator build of its own): killed on the
+    first program by the open-at-done check alone."""
+    v = judge("rtl", CATALOGUE["mem-write-idle-before-b"], Settings(count=25, seed=1))
+    assert v.status == "killed" and "done raised while a burst was open" in v.detail, v

@@ -41,8 +41,10 @@ CATALOGUE_DIR = Path(__file__).resolve().parent / "mutants"
 KINDS = {"rtl": (PACKAGE_DIR / "targets" / "rtl" / "hdl", "rtl"),
          "opencl": (PACKAGE_DIR / "targets" / "opencl", "opencl")}
 KILLERS = ("regress", "platform")
-#: Programs per task while hunting for the first failure (small: a kill ends the run early).
-HUNT_CHUNK = 25
+#: Programs per task while hunting for the first failure: the first tasks are small (most
+#: mutants die on one of the first programs), then they double up to HUNT_CHUNK.
+FIRST_CHUNK = 4
+HUNT_CHUNK = 64
 
 
 class CatalogueError(ValueError):
@@ -201,10 +203,10 @@ def _hunt(target: str, opts: dict[str, Any], settings: Settings,
           progress: Callable[[str], None]) -> tuple[int, str | None]:
     """Run the regression's programs on ``target`` with ``opts`` in chunks, in parallel, until
     one fails; returns (programs run, the first failure found or None)."""
-    from vtabench.verify.regress.campaign import local_pool, plan_chunks, run_chunk
+    from vtabench.verify.regress.campaign import local_pool, run_chunk
 
     cfg = load_config(settings.config)
-    chunks = plan_chunks(list(range(settings.count)), HUNT_CHUNK)
+    chunks = hunt_chunks(settings.count)
     done = 0
     with local_pool(settings.jobs) as pool:
         pending: set[Future[Any]] = {pool.submit(run_chunk, cfg, settings.seed, c, [target],
@@ -223,6 +225,17 @@ def _hunt(target: str, opts: dict[str, Any], settings: Settings,
                     return done, f"{first.name}: {why}"[:600]
             progress(f"    {done}/{settings.count} programs pass")
     return done, None
+
+
+def hunt_chunks(count: int) -> list[list[int]]:
+    """Program indices 0 .. count - 1 in tasks of FIRST_CHUNK, twice that, ... up to HUNT_CHUNK
+    programs."""
+    chunks, start, size = [], 0, FIRST_CHUNK
+    while start < count:
+        chunks.append(list(range(start, min(count, start + size))))
+        start += size
+        size = min(2 * size, HUNT_CHUNK)
+    return chunks
 
 
 def _judge_platform(kind: str, mutant: Mutant, settings: Settings) -> Verdict:
