@@ -12,6 +12,7 @@ through the client (small_resnet's is a few kB, resnet18's about 12 MB).
 from __future__ import annotations
 
 import time
+import warnings
 import xml.etree.ElementTree as ET
 from concurrent.futures import Executor, Future, as_completed
 from dataclasses import dataclass
@@ -131,7 +132,11 @@ def regress_networks(networks: Sequence[str], configs: Sequence[str], targets: S
             continue
         progress(f"  compiled {network} for {config} ({prep.seconds:.0f} s), "
                  f"{time.monotonic() - t0:.0f} s")
-        runs += [executor.submit(run_target, prep, t, seed) for t in targets]
+        with warnings.catch_warnings():
+            # Dask warns of a task argument of megabytes (resnet18's package, 11 MB): a few
+            # tasks per run, sent once each; nothing to act on.
+            warnings.filterwarnings("ignore", "Sending large graph", UserWarning)
+            runs += [executor.submit(run_target, prep, t, seed) for t in targets]
     for fut in as_completed(runs):
         r = fut.result()
         results.append(r)
