@@ -6,8 +6,11 @@ with the bug it models. Each mutant is applied alone to a copy of the sources (R
 own from a copy of hdl/, :class:`~vtabench.targets.rtl.verilator.Mutation`; OpenCL: the mutated
 kernel text), and the regression's programs run on it (program k of seed S, as
 ``vtabench regress`` runs them) until one fails: the mutant is **killed**, or it **survives** all
-of them. A survivor the catalogue argues equivalent (no program can tell it from the original)
-is reported **equivalent** with the argument; any other survivor is a gap in the regression.
+of them. A kill counts only when the failing program passes on the original sources (it is run
+again there): a program that fails without the mutant is a problem of the bench, and the mutant
+is **broken**. A survivor the catalogue argues equivalent (no program can tell it from the
+original) is reported **equivalent** with the argument; any other survivor is a gap in the
+regression.
 
 The RTL core bench has no shell, so mutants of the register block and interrupt
 (``killer: platform``) are outside the regression's reach: their entry names the platform tests
@@ -165,8 +168,13 @@ def judge(kind: str, mutant: Mutant, settings: Settings, *, platform: bool = Fal
                        build_s=time.monotonic() - t0, settings=settings.key(mutant))
     build_s = time.monotonic() - t0
     t1 = time.monotonic()
+    target = KINDS[kind][1]
     try:
-        programs, failure = _hunt(KINDS[kind][1], opts, settings, progress)
+        programs, failure = _hunt(target, opts, settings, progress)
+        if failure is not None and _fails(target, {}, settings, failure[0]):
+            return Verdict(mutant.id, "broken", f"program {failure[0]} fails on the original "
+                           f"sources too: {failure[1]}", programs, round(build_s, 1),
+                           round(time.monotonic() - t1, 1), settings.key(mutant))
     finally:
         if kind == "rtl" and not keep_build:
             from vtabench.targets.rtl.verilator import build_dir_for
@@ -174,7 +182,7 @@ def judge(kind: str, mutant: Mutant, settings: Settings, *, platform: bool = Fal
             shutil.rmtree(build_dir_for(load_config(settings.config),
                                         mutation=opts["mutation"]), ignore_errors=True)
     if failure is not None:
-        status, detail = "killed", failure
+        status, detail = "killed", failure[1]
     elif mutant.equivalent:
         status, detail = "equivalent", mutant.equivalent
     else:
@@ -199,10 +207,18 @@ def _prepare(kind: str, mutant: Mutant, text: str, settings: Settings) -> dict[s
     return {"source": text}
 
 
+def _fails(target: str, opts: dict[str, Any], settings: Settings, index: int) -> bool:
+    """Whether regression program ``index`` fails on ``target`` run with ``opts``."""
+    from vtabench.verify.regress.campaign import run_chunk
+
+    part = run_chunk(load_config(settings.config), settings.seed, [index], [target], {target: opts})
+    return any(r.mismatches or r.error for r in part.results)
+
+
 def _hunt(target: str, opts: dict[str, Any], settings: Settings,
-          progress: Callable[[str], None]) -> tuple[int, str | None]:
+          progress: Callable[[str], None]) -> tuple[int, tuple[int, str] | None]:
     """Run the regression's programs on ``target`` with ``opts`` in chunks, in parallel, until
-    one fails; returns (programs run, the first failure found or None)."""
+    one fails; returns (programs run, (index, why) of the first failure found, or None)."""
     from vtabench.verify.regress.campaign import local_pool, run_chunk
 
     cfg = load_config(settings.config)
@@ -222,7 +238,7 @@ def _hunt(target: str, opts: dict[str, Any], settings: Settings,
                         other.cancel()
                     first = min(bad, key=lambda r: r.index)
                     why = first.mismatches[0].describe() if first.mismatches else first.error
-                    return done, f"{first.name}: {why}"[:600]
+                    return done, (first.index, f"{first.name}: {why}"[:600])
             progress(f"    {done}/{settings.count} programs pass")
     return done, None
 
