@@ -42,6 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--plot", type=Path, metavar="PATH",
                    help="rtl, with the profiling run: per-layer cycles by part (compute, load "
                    "stall, store stall, token wait) and MAC utilization, a PNG")
+    p.add_argument("--pcie-plot", type=Path, metavar="PATH",
+                   help="rtl: the modelled time of each inference split into its parts (DMA "
+                   "each way, MMIO, the core, interrupts and driver waits), a PNG")
     p.set_defaults(func=run)
 
 
@@ -123,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  ({args.target} counts no cycles)")
     if rec is not None:
         _pictures(args, cfg, pkg, rec, results)
+    if args.pcie_plot:
+        _pcie_plot(args, cfg, timed)
     y = timed[-1].outputs[0]
     if args.output:
         np.save(args.output, y.astype(np.float32))
@@ -156,3 +161,20 @@ def _pictures(args: argparse.Namespace, cfg: Config, pkg: Package, rec: Recorder
                          f"{total:,} cycles, MAC utilization {100 * macs / max(total, 1):.1f}%"
                          ).savefig(args.plot)
         print(f"wrote {args.plot}")
+
+
+def _pcie_plot(args: argparse.Namespace, cfg: Config, timed: list[Result]) -> None:
+    from vtabench.cli import CliError
+    from vtabench.report.plots import pcie_figure, pcie_parts
+
+    parts = [pcie_parts(r.per_inference) for r in timed]
+    if any(p is None for p in parts):
+        raise CliError(f"--pcie-plot: target {args.target} models no PCIe time (rtl does)")
+    for i, p in enumerate(parts):
+        print(f"inference {i + 1}, modelled time: " + ", ".join(
+            f"{k} {v / 1e3:.1f} us" for k, v in p.items()))
+    args.pcie_plot.parent.mkdir(parents=True, exist_ok=True)
+    pcie_figure(parts, [f"inference {i + 1}" for i in range(len(parts))],
+                f"{args.model.name} on rtl ({cfg.name}): modelled time per inference"
+                ).savefig(args.pcie_plot)
+    print(f"wrote {args.pcie_plot}")

@@ -135,6 +135,7 @@ class Executor:
             env[spec["name"]] = np.ascontiguousarray(x, dtype=spec["dtype"])
         c0 = self.dev.counts.snapshot()
         pcie0 = self._pcie()
+        ns0 = self.dev.dev.modeled_ns()
         t0 = self._t0 = time.perf_counter()
         layer_rows: list[dict[str, Any]] = []
         done_cpu: set[int] = set()
@@ -191,9 +192,15 @@ class Executor:
             per.pop("cycles")
         per["copies"] = sum(1 for u in units if nodes[u]["op"] == "copy")
         pcie1 = self._pcie()
-        if pcie0 and pcie1:  # the rtl platform's own PCIe counters (DMA bytes and time each way)
-            for key in ("h2d_bytes", "d2h_bytes", "h2d_ns", "d2h_ns"):
+        if pcie0 and pcie1:  # the rtl platform's own PCIe counters (DMA and MMIO time)
+            for key in ("h2d_bytes", "d2h_bytes", "h2d_ns", "d2h_ns", "mmio_ns"):
                 per[f"pcie_{key}"] = pcie1.get(key, 0) - pcie0.get(key, 0)
+        ns1 = self.dev.dev.modeled_ns()
+        if ns0 is not None and ns1 is not None:  # the whole inference in the device model's time
+            per["modeled_ns"] = ns1 - ns0
+        clock_mhz = getattr(self.dev.dev, "clock_mhz", None)
+        if clock_mhz and "cycles" in per:
+            per["core_ns"] = per["cycles"] * 1000.0 / clock_mhz
         return Result(outs, wall, per, layer_rows, self.load)
 
     def _pcie(self) -> dict[str, Any] | None:

@@ -207,6 +207,21 @@ def coverage_figure(hits: Mapping[str, int], bins: Sequence[str], title: str) ->
     return fig
 
 
+def pcie_parts(per: Mapping[str, Any]) -> dict[str, float] | None:
+    """The modelled time of one inference (``Result.per_inference`` of the rtl platform) split
+    into its parts, in ns: DMA each way and MMIO (the PCIe model's own counters), the core's
+    cycles at its clock, and the rest (interrupt latency, the driver's waits). None on targets
+    that model no time."""
+    if "modeled_ns" not in per or "core_ns" not in per:
+        return None
+    parts = {"DMA host->device": float(per["pcie_h2d_ns"]),
+             "DMA device->host": float(per["pcie_d2h_ns"]),
+             "MMIO (registers)": float(per["pcie_mmio_ns"]),
+             "core (cycles at its clock)": float(per["core_ns"])}
+    parts["other (interrupts, driver waits)"] = float(per["modeled_ns"]) - sum(parts.values())
+    return parts
+
+
 def pcie_figure(parts: Sequence[Mapping[str, float]], labels: Sequence[str],
                 title: str) -> Figure:
     """Stacked horizontal bars, one per inference: modelled time (us) by part (same keys in
