@@ -1,0 +1,156 @@
+"""Bad input and runaway programs end in one line and a non-zero exit (issue 16).
+
+* Package integrity: a .vtapkg whose weight image is cut short, whose zip is truncated, that
+  lacks a member, whose manifest has an out-of-range address, an edited configuration or invalid
+  JSON, or that was built for another configuration, is refused by ``vtabench run`` with one line
+  naming the problem (exit 2) before any run; the untouched package runs.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vtabench.cli import main
+from vtabench.graph.package import MANIFEST, Package, PackageError
+
+pytestmark = pytest.mark.tvm
+
+
+@pytest.fixture(scope="module")
+def small_pkg(tmp_path_factory) -> tuple[Path, Path, np.ndarray]:
+    """The saved package, its input and the output of the package as compiled (not loaded)."""
+    from vtabench.graph import compile_model, run_package
+    from vtabench.spec.config import load_config
+    from vtabench.workloads import small_resnet
+
+    d = tmp_path_factory.mktemp("pkg")
+    pkg = compile_model(small_resnet(logits=True), load_config("default"))
+    pkg.save(d / "m.vtapkg")
+    x = np.random.default_rng(1).normal(0, 1, (1, 3, 16, 16)).astype(np.float32)
+    np.save(d / "x.npy", x)
+    [res] = run_package(pkg, "fsim", [x])
+    return d / "m.vtapkg", d / "x.npy", res.outputs[0]
+
+
+def _rezip(data: bytes, edit: Callable[[dict[str, bytes]], None]) -> bytes:
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        members = {i.filename: z.read(i) for i in z.infolist()}
+    edit(members)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, blob in members.items():
+            z.writestr(name, blob)
+    return buf.getvalue()
+
+
+def _edit_manifest(change: Callable[[dict], None]) -> Callable[[dict[str, bytes]], None]:
+    def edit(members: dict[str, bytes]) -> None:
+        man = json.loads(members[MANIFEST])
+        change(man)
+        members[MANIFEST] = json.dumps(man).encode()
+    return edit
+
+
+def _reseal(change: Callable[[dict], None]) -> Callable[[dict], None]:
+    """An edit that also recomputes the manifest's own digest (a deliberate forgery)."""
+    from vtabench.graph.package import _manifest_digest
+
+    def edit(man: dict) -> None:
+        change(man)
+        man["manifest_sha256"] = _manifest_digest(man)
+    return edit
+
+
+def _cut_weights(members: dict[str, bytes]) -> None:
+    members["image/0.bin"] = members["image/0.bin"][:100]
+
+
+CASES: dict[str, tuple[Callable[[bytes], bytes], str]] = {
+    "weights cut to 100 bytes": (lambda d: _rezip(d, _cut_weights),
+                                 "member image/0.bin has 100 bytes"),
+    "truncated zip": (lambda d: d[: len(d) // 2], "not a whole .vtapkg zip archive"),
+    "missing member": (lambda d: _rezip(d, lambda m: m.pop("programs/0.bin")),
+                       "member programs/0.bin is missing"),
+    "no manifest": (lambda d: _rezip(d, lambda m: m.pop(MANIFEST)), "no manifest.json"),
+    "invalid JSON in the manifest": (
+        lambda d: _rezip(d, lambda m: m.__setitem__(MANIFEST, b"{\"format\": ")),
+        "manifest.json: not valid JSON"),
+    "address out of range, edited": (
+        lambda d: _rezip(d, _edit_manifest(lambda m: m["image"][0].__setitem__("addr", 1 << 40))),
+        "manifest.json was edited"),
+    "address out of range, resealed": (
+        lambda d: _rezip(d, _edit_manifest(_reseal(
+            lambda m: m["image"][0].__setitem__("addr", 1 << 40)))),
+        "outside the"),
+    "config edited": (
+        lambda d: _rezip(d, _edit_manifest(lambda m: m.__setitem__("config", "cloud64"))),
+        "manifest.json was edited"),
+    "config edited, resealed": (
+        lambda d: _rezip(d, _edit_manifest(_reseal(lambda m: m.__setitem__("config",
+                                                                          "cloud64")))),
+        "parameters differ"),
+    "unknown config, resealed": (
+        lambda d: _rezip(d, _edit_manifest(_reseal(lambda m: m.__setitem__("config", "nope")))),
+        "built for configuration 'nope', unknown here"),
+    "flipped byte in a program": (
+        lambda d: _rezip(d, lambda m: m.__setitem__(
+            "programs/0.bin", bytes([m["programs/0.bin"][0] ^ 1]) + m["programs/0.bin"][1:])),
+        "member programs/0.bin: SHA-256 differs"),
+    "extra member": (lambda d: _rezip(d, lambda m: m.__setitem__("evil.bin", b"x")),
+                     "member evil.bin is not in the manifest"),
+    "old format version": (
+        lambda d: _rezip(d, _edit_manifest(_reseal(lambda m: m.__setitem__("format_version",
+                                                                          1)))),
+        "format version 1"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_damaged_package_is_refused(small_pkg, tmp_path, capsys, case):
+    pkg, x, _ = small_pkg
+    damage, expect = CASES[case]
+    bad = tmp_path / "bad.vtapkg"
+    bad.write_bytes(damage(pkg.read_bytes()))
+    with pytest.raises(PackageError, match="^" + str(bad).replace(".", r"\.")):
+        Package.load(bad)
+    capsys.readouterr()
+    assert main(["run", str(bad), "--input", str(x), "--output", str(tmp_path / "y.npy")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert expect in err, err
+    assert not (tmp_path / "y.npy").exists()
+
+
+def test_package_for_another_config_is_refused(small_pkg, capsys):
+    pkg, x, _ = small_pkg
+    with pytest.raises(PackageError, match="built for configuration default, not cloud64"):
+        Package.load(pkg, config="cloud64")
+    assert main(["run", str(pkg), "--input", str(x), "--config", "cloud64"]) == 2
+    assert "default" in capsys.readouterr().err
+
+
+def test_manifest_records_versions_and_members(small_pkg):
+    import tvm
+
+    import vtabench
+    from vtabench.spec.config import load_config
+
+    man = Package.load(small_pkg[0]).manifest
+    assert man["format_version"] == 2
+    assert man["written_by"] == {"vtabench": vtabench.__version__, "tvm": tvm.__version__}
+    assert man["config_id"] == load_config("default").config_id
+    assert set(man["members"]) >= {"cpu.json", "image/0.bin", "programs/0.bin"}
+    assert all(len(m["sha256"]) == 64 and m["size"] > 0 for m in man["members"].values())
+
+
+def test_whole_package_runs(small_pkg, tmp_path):
+    pkg, x, expected = small_pkg
+    assert main(["run", str(pkg), "--input", str(x), "--output", str(tmp_path / "y.npy")]) == 0
+    assert np.array_equal(np.load(tmp_path / "y.npy"), expected)
