@@ -165,21 +165,13 @@ def test_open_unknown_target() -> None:
 
 
 def test_target_table_resolves_every_target() -> None:
-    """Every entry of the one target table names importable pieces; run_programs goes through
-    it (the regression's way to a target)."""
-    from vtabench.drivers.api import BACKENDS, resolve, run_programs
+    """Every entry of the one target table names importable pieces."""
+    from vtabench.drivers.api import BACKENDS, resolve
 
     for name, t in BACKENDS.items():
-        for ref in (t.device, t.batch, t.server):
+        for ref in (t.device, t.batch, t.bench, t.server):
             if ref is not None:
                 assert callable(resolve(ref)), f"{name}: {ref}"
-    cfg = load_config("default")
-    prog = gemm_tiled(cfg, 16, 4, 4)
-    ref = prog.dram.copy()
-    Fsim(cfg).run(prog.insns, ref)
-    img = prog.dram.copy()
-    assert run_programs("fsim", cfg, [("p", prog.insns, img)]) == [None]
-    assert np.array_equal(img, ref)
 
 
 def test_device_errors_cross_processes_with_their_attributes() -> None:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from vtabench.spec.isa.insn import Insn
 
 __all__ = ["BACKENDS", "Device", "DeviceError", "OutOfMemoryError", "RunResult",
-           "RunTimeoutError", "Target", "mem_bytes_for", "open_device", "run_program",
+           "RunTimeoutError", "Target", "mem_bytes_for", "open_device", "resolve", "run_program",
            "run_programs", "target"]
 
 #: Default device memory size (bytes) when open_device is not given one.
@@ -52,28 +52,34 @@ class Target:
 
     ``device``: its :class:`Device` class. ``options``: the device options the command line
     passes through (``vtabench exec``). ``cycles``: its runs report core cycles (a per-layer
-    profiling run is worth its time). ``batch``: a function that runs many raw programs in one
-    go, ``(cfg, programs, *, seed, **opts) -> problems`` (:func:`run_programs`); without one they
-    run one after another on one device. ``server``: a function that serves one device on a
-    socket for drivers in other processes (``vtabench serve``).
+    profiling run is worth its time). ``batch``: a function that runs many raw programs on the
+    target in one go, ``(cfg, programs, *, seed, **opts) -> problems`` (:func:`run_programs`);
+    without one they run one after another on one device. ``bench``: a core bench that runs raw
+    programs with their placement and memory-timing knobs, in the form of
+    :func:`vtabench.targets.rtl.simjob.run_batch` (``(cfg, [RawProgram], *, seed, **opts) ->
+    [result dict]``); the regression runs the target there when it has one. ``server``: a
+    function that serves one device on a socket for drivers in other processes (``vtabench
+    serve``).
     """
 
     device: str
     options: tuple[str, ...] = ()
     cycles: bool = False
     batch: str | None = None
+    bench: str | None = None
     server: str | None = None
 
 
 #: The targets, by name: the one table every caller (graph, compiler, regression, CLI) goes
-#: through. rtl's batch runs on the core bench (one simulator process for the batch, with DRAM
-#: knobs, coverage and mutation builds); its devices are the platform simulator behind PCIe.
+#: through. rtl's devices are the platform simulator behind PCIe; its bench is the core bench
+#: (one simulator process for many programs, with DRAM knobs, placement, coverage and mutation
+#: builds).
 BACKENDS: dict[str, Target] = {
     "fsim": Target("vtabench.drivers.fsim_backend:FsimDevice"),
     "opencl": Target("vtabench.drivers.opencl_backend:OpenCLDevice",
                      options=("platform", "device")),
     "rtl": Target("vtabench.drivers.rtl.device:RtlDevice", options=("seed", "waves", "link"),
-                  cycles=True, batch="vtabench.drivers.rtl.batch:run_batch",
+                  cycles=True, bench="vtabench.targets.rtl.simjob:run_batch",
                   server="vtabench.drivers.rtl.launcher:serve"),
 }
 

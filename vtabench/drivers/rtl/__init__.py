@@ -5,6 +5,5 @@
 - :mod:`.server`: the simulator's side, a cocotb test serving requests on the platform model;
 - :mod:`.launcher`: starting a simulator (``vtabench serve``, or one per device);
 - :mod:`.errors`: what the driver raises;
-- :mod:`.batch`: many raw programs on the core bench at once (the regression);
 - :mod:`.c_driver`: building the C driver (upstream VTA's driver ABI) and its example.
 """

@@ -66,10 +66,11 @@ from vtabench.drivers.rtl.protocol import (
 )
 from vtabench.spec.contracts import regs as R
 from vtabench.spec.contracts.errors import describe
+from vtabench.targets.rtl.platform.link import LinkModel, preset
+from vtabench.targets.rtl.simjob import pick_seed, waves_file
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
-    from vtabench.targets.rtl.platform.link import LinkModel
 
 #: Registers a status snapshot (exceptions, timeouts) contains.
 STATUS_REGS = ("CTRL", "STATUS", "ERROR_CODE", "ERROR_INSN", "IRQ_ENABLE", "IRQ_STATUS", "CYCLES",
@@ -135,17 +136,18 @@ class Channel:
             pass
 
 
-def _release(channel: Channel, server: ServerProcess | None, dram: mmap.mmap | None) -> None:
-    """Leave the simulator: BYE, close the socket, wait for a private simulator to end."""
+def _release(channel: Channel, server: ServerProcess | None, maps: list[mmap.mmap]) -> None:
+    """Leave the simulator: BYE, close the socket, unmap the DRAM, wait for a simulator started
+    for this device to end."""
     if channel.gone is None:
         try:
             channel.request(Op.BYE)
         except DeviceError:
             pass
     channel.close()
-    if dram is not None:
+    for m in maps:
         try:
-            dram.close()
+            m.close()
         except BufferError:
             pass  # a view of it is still alive; the mapping goes with it
     if server is not None:
@@ -205,9 +207,6 @@ class RtlDevice(Device):
                  poll_interval_ns: float = 50_000.0, run_timeout_ns: float | None = None,
                  dma_timeout_ns: float | None = 1_000_000.0, use_irq: bool = True,
                  mmio_retries: int = 3, **_: Any) -> None:
-        from vtabench.targets.rtl.platform.link import preset
-        from vtabench.targets.rtl.simjob import pick_seed, waves_file
-
         super().__init__(cfg, mem_bytes)
         self.poll_interval_ns = float(poll_interval_ns)
         self.run_timeout_ns = run_timeout_ns
@@ -238,16 +237,16 @@ class RtlDevice(Device):
             where = f"serving on {attach}"
             sock = connect(attach)
         self._channel = Channel(sock, server, where)
-        self._dram_map: mmap.mmap | None = None
-        self._finalizer = weakref.finalize(self, _release, self._channel, server, None)
+        self._maps: list[mmap.mmap] = []  # the DRAM mapping, once made
+        self._finalizer = weakref.finalize(self, _release, self._channel, server, self._maps)
         try:
-            self._attach(preset)
+            self._attach()
         except BaseException:
             self._finalizer()
             raise
         self.faults = FaultHooks(self._channel)
 
-    def _attach(self, preset: Any) -> None:
+    def _attach(self) -> None:
         ch = self._channel
         hello = ch.request(Op.HELLO)
         if hello.value != PROTOCOL_VERSION:
@@ -260,10 +259,8 @@ class RtlDevice(Device):
         self.sim_pid = int(info["pid"])
         ch.request(Op.ATTACH, addr=self.mem_bytes)
         with open(hello.payload.decode(), "r+b") as f:
-            self._dram_map = mmap.mmap(f.fileno(), self.mem_bytes)
-        self._dram = np.frombuffer(self._dram_map, dtype=np.uint8)
-        self._finalizer.detach()
-        self._finalizer = weakref.finalize(self, _release, ch, ch.server, self._dram_map)
+            self._maps.append(mmap.mmap(f.fileno(), self.mem_bytes))
+        self._dram = np.frombuffer(self._maps[0], dtype=np.uint8)
         version, cfg_id = self._regs("VERSION", "CONFIG_ID")
         if version == ALL_ONES:
             raise DeviceLostError(f"VERSION read 0xFFFFFFFF {self.mmio_retries + 1} times: no "

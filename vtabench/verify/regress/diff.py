@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from vtabench.drivers.api import target as target_table
 from vtabench.spec.contracts.errors import ErrorCode, describe
 from vtabench.spec.isa.asm import format_insn
 from vtabench.spec.isa.layout import MemType, Opcode, mem_elem_bytes
@@ -157,7 +158,7 @@ def run_on_target(cfg: Config, target: str, programs: Sequence[TestProgram], *, 
     """
     images = [p.dram.copy() for p in programs]
     runs = [k for k, p in enumerate(programs) if setup_of(p).outcome(target) is not None]
-    observed = (_observe_rtl if target == "rtl" else _observe_device)(
+    observed = (_observe_bench if target_table(target).bench else _observe_device)(
         cfg, target, [programs[k] for k in runs], [images[k] for k in runs], seed,
         dict(target_opts or {}))
     problems: list[str | None] = [None] * len(programs)
@@ -166,11 +167,14 @@ def run_on_target(cfg: Config, target: str, programs: Sequence[TestProgram], *, 
     return images, problems
 
 
-def _observe_rtl(cfg: Config, target: str, programs: Sequence[TestProgram],
-                 images: list[np.ndarray], seed: int,
-                 opts: dict[str, Any]) -> list[Observation]:
-    from vtabench.targets.rtl.simjob import RawProgram, run_batch
+def _observe_bench(cfg: Config, target: str, programs: Sequence[TestProgram],
+                   images: list[np.ndarray], seed: int,
+                   opts: dict[str, Any]) -> list[Observation]:
+    """The target's core bench (the driver table's ``bench``) runs the whole list at once."""
+    from vtabench.drivers.api import resolve
+    from vtabench.targets.rtl.simjob import RawProgram
 
+    run_batch = resolve(target_table(target).bench)
     if not programs:
         return []
     raws = []
