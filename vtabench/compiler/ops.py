@@ -154,6 +154,49 @@ class DenseSpec:
         _check_epilogue(self.epilogue)
 
 
+@dataclass(frozen=True)
+class MaxPoolSpec:
+    """Max pooling of a non-negative int8 activation, NCHW sizes in elements (channels a
+    multiple of the block): a ``k`` x ``k`` window, stride, zero padding (exact because every
+    input is at least 0). On the ALU: LOAD ACC_8BIT of the padded input tile, a GEMM reset of
+    the output tile, then one MAX per window position."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    k: int
+    stride: int = 1
+    pad: int = 0
+    name: str = "maxpool"
+    epilogue: tuple = field(default=())
+
+    @property
+    def out_h(self) -> int:
+        return (self.h + 2 * self.pad - self.k) // self.stride + 1
+
+    @property
+    def out_w(self) -> int:
+        return (self.w + 2 * self.pad - self.k) // self.stride + 1
+
+    @property
+    def macs(self) -> int:
+        return 0
+
+    def check(self, cfg: Config) -> None:
+        for what, v, b in (("batch", self.n, cfg.batch), ("channels", self.c, cfg.block_in)):
+            if v % b:
+                raise CompileError(f"{self.name}: {what} {v} is not a multiple of {b} "
+                                   f"({cfg.name})")
+        if cfg.block_in != cfg.block_out:
+            raise CompileError(f"{self.name}: max pooling needs square blocks")
+        if self.out_h < 1 or self.out_w < 1:
+            raise CompileError(f"{self.name}: empty output")
+        if self.pad > PAD_MAX:
+            raise CompileError(f"{self.name}: pad {self.pad} above the LOAD pad fields "
+                               f"({PAD_BITS} bits, at most {PAD_MAX})")
+
+
 @dataclass
 class OpTE:
     """The TE definition of an operator: inputs in call order (data, weight, then the epilogue's
@@ -317,9 +360,36 @@ def dense_te(spec: DenseSpec, cfg: Config) -> OpTE:
     return OpTE([data, wgt, *extra], out, "dense", None, stages, acc_inputs)
 
 
-def op_te(spec: Conv2dSpec | DenseSpec, cfg: Config) -> OpTE:
+def maxpool_te(spec: MaxPoolSpec, cfg: Config) -> OpTE:
+    spec.check(cfg)
+    B, BI = cfg.batch, cfg.block_in
+    N, C = spec.n // B, spec.c // BI
+    H, W, K, S, P = spec.h, spec.w, spec.k, spec.stride, spec.pad
+    data = te.placeholder((N, C, H, W, B, BI), "int8", name="data")
+    if P:
+        src = te.compute(
+            (N, C, H + 2 * P, W + 2 * P, B, BI),
+            lambda n, c, h, w, b, i: te.if_then_else(
+                te.all(h >= P, h < H + P, w >= P, w < W + P), data[n, c, h - P, w - P, b, i],
+                tirx.const(0, "int8")), name="pad")
+    else:
+        src = data
+    kh = te.reduce_axis((0, K), "kh")
+    kw = te.reduce_axis((0, K), "kw")
+    # identity 0: the inputs are non-negative (the init is the GEMM reset)
+    vmax = te.comm_reducer(lambda a, b: te.max(a, b), lambda t: tirx.const(0, t), name="vmax")
+    out_shape = (N, C, spec.out_h, spec.out_w, B, BI)
+    acc = te.compute(out_shape, lambda n, c, h, w, b, i: vmax(
+        src[n, c, h * S + kh, w * S + kw, b, i].astype("int32"), axis=[kh, kw]), name="pool")
+    out = te.compute(out_shape, lambda *i: acc(*i).astype("int8"), name="out")
+    return OpTE([data], out, "pool", "pad" if P else None, [], [])
+
+
+def op_te(spec: Conv2dSpec | DenseSpec | MaxPoolSpec, cfg: Config) -> OpTE:
     if isinstance(spec, Conv2dSpec):
         return conv2d_te(spec, cfg)
     if isinstance(spec, DenseSpec):
         return dense_te(spec, cfg)
+    if isinstance(spec, MaxPoolSpec):
+        return maxpool_te(spec, cfg)
     raise CompileError(f"unknown operator spec {spec!r}")

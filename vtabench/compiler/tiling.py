@@ -38,6 +38,7 @@ from vtabench.compiler.ops import (
     CompileError,
     Conv2dSpec,
     DenseSpec,
+    MaxPoolSpec,
     OpTE,
 )
 
@@ -191,9 +192,35 @@ def choose_dense_tiling(spec: DenseSpec, cfg: Config, double_buffer: bool = True
     return best[1]
 
 
-def choose_tiling(spec: Conv2dSpec | DenseSpec, cfg: Config, double_buffer: bool = True) -> Tiling:
+def choose_pool_tiling(spec: MaxPoolSpec, cfg: Config, double_buffer: bool = True) -> Tiling:
+    """Channel blocks and output rows / columns per tile; the padded input tile and the output
+    tile both live in the accumulator buffer."""
+    spec.check(cfg)
+    slots = 2 if double_buffer else 1
+    C, Ho, Wo = spec.c // cfg.block_in, spec.out_h, spec.out_w
+    best = None
+    for tc, th, tw in itertools.product(_divisors(C), _divisors(Ho), _divisors(Wo)):
+        ih, iw = (th - 1) * spec.stride + spec.k, (tw - 1) * spec.stride + spec.k
+        fp = Footprint(inp=0, wgt=0, acc=tc * (ih * iw + th * tw),
+                       uops=uop_count([tc, th, tw]))
+        if _fits(cfg, fp, slots) is not None:
+            continue
+        tiles = (C // tc) * (Ho // th) * (Wo // tw)
+        cost = tiles * (tc * ih * iw * cfg.acc_elem_bytes // 4 + 100 + 20 * tc * ih)
+        if best is None or cost < best[0]:
+            best = (cost, Tiling(oc=tc, ic=1, h=th, w=tw))
+    if best is None:
+        raise CompileError(f"{spec.name}: no tiling fits {cfg.name}: a one-pixel tile's "
+                           f"{spec.k}x{spec.k} window overflows the accumulator buffer")
+    return best[1]
+
+
+def choose_tiling(spec: Conv2dSpec | DenseSpec | MaxPoolSpec, cfg: Config,
+                  double_buffer: bool = True) -> Tiling:
     if isinstance(spec, Conv2dSpec):
         return choose_conv_tiling(spec, cfg, double_buffer)
+    if isinstance(spec, MaxPoolSpec):
+        return choose_pool_tiling(spec, cfg, double_buffer)
     return choose_dense_tiling(spec, cfg, double_buffer)
 
 
@@ -287,8 +314,43 @@ def schedule_dense(op: OpTE, cfg: Config, t: Tiling,
     return sch
 
 
-def schedule_op(op: OpTE, spec: Conv2dSpec | DenseSpec, cfg: Config, t: Tiling,
+def schedule_pool(op: OpTE, cfg: Config, t: Tiling,
+                  double_buffer: bool = True) -> s_tir.Schedule:
+    """Tiles of (channel blocks, rows, columns); the (padded) input tile is copied into the
+    accumulator scope at the tile loop (LOAD ACC_8BIT), the reduction's init is the GEMM reset,
+    its update one ALU MAX per window position."""
+    func = te.create_prim_func(op.func_args)
+    sch = s_tir.Schedule(func)
+    pb = sch.get_sblock(op.main)
+    sch.set_scope(pb, 0, ACC)
+    n, c, h, w, b, i, kh, kw = sch.get_loops(pb)
+    co, ci = sch.split(c, [None, t.oc])
+    ho, hi = sch.split(h, [None, t.h])
+    wo, wi = sch.split(w, [None, t.w])
+    sch.reorder(n, co, ho, wo, kh, kw, ci, hi, wi, b, i)
+    sch.annotate(wo, "vta.virtual_threads", 2 if double_buffer else 1)
+    out = sch.get_sblock("out")
+    sch.reverse_compute_at(out, wo)
+    sch.annotate(out, "vta.dma", 1)
+    if op.pad:
+        src = sch.get_sblock(op.pad)
+        sch.set_scope(src, 0, ACC)
+    else:
+        src = sch.cache_read(pb, 0, ACC)
+    sch.compute_at(src, wo)
+    sch.annotate(src, "vta.dma", 1)
+    _, reset = intrin_names(cfg.batch, cfg.block_in, cfg.block_out)
+    init = sch.decompose_reduction(pb, kh)
+    iloops = sch.get_loops(init)
+    sch.tensorize(iloops[-1] if cfg.batch == 1 else iloops[-2], reset)
+    sch.annotate(pb, "vta.alu", 1)
+    return sch
+
+
+def schedule_op(op: OpTE, spec: Conv2dSpec | DenseSpec | MaxPoolSpec, cfg: Config, t: Tiling,
                 double_buffer: bool = True) -> s_tir.Schedule:
     if isinstance(spec, Conv2dSpec):
         return schedule_conv(op, cfg, t, double_buffer)
+    if isinstance(spec, MaxPoolSpec):
+        return schedule_pool(op, cfg, t, double_buffer)
     return schedule_dense(op, cfg, t, double_buffer)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from vtabench.compiler import CompiledOp, Conv2dSpec, compile_op
+from vtabench.compiler import CompiledOp, Conv2dSpec, MaxPoolSpec, compile_op
 from vtabench.graph import passes
 from vtabench.graph.cpu_functions import build_cpu_module
 from vtabench.graph.frontend import import_onnx, to_graph
@@ -110,7 +110,8 @@ def compile_graph(g: Graph, cfg: Config, profile: bool = True,
         tc = time.perf_counter()
         ops[u] = compile_op(n.spec, cfg, double_buffer=double_buffer)
         binds[u] = _bind_operands(rt, n, ops[u], tensors, cfg)
-        layers[u] = {"op": n.op, "macs": int(n.spec.macs), "key": n.key,
+        layers[u] = {"op": n.op, "macs": int(n.spec.macs), "model_macs": model_macs(n),
+                     "key": n.key,
                      "shape": _spec_str(n.spec), "tiling": str(ops[u].tiling), "wave": wave[u],
                      "compile_s": round(time.perf_counter() - tc, 3)}
         if log:
@@ -148,7 +149,12 @@ def compile_graph(g: Graph, cfg: Config, profile: bool = True,
         "plan_bytes": dev.high,
         "static_bytes": int(sum(d.size for _, d in image)),
         "stats": {"insns": sum(p.count for p in programs), "syncs_per_inference":
-                  len(programs), "uop_uploads": rt.stats.uop_uploads},
+                  len(programs), "uop_uploads": rt.stats.uop_uploads,
+                  # conv / Gemm multiply-accumulates of the model, and those VTA runs
+                  "macs_conv_gemm": sum(model_macs(g.nodes[u]) for u in units
+                                        if g.nodes[u].op in ("conv2d", "dense")),
+                  "macs_conv_gemm_vta": sum(model_macs(g.nodes[u]) for u in vta_nodes
+                                            if g.nodes[u].op in ("conv2d", "dense"))},
     }
     pkg = Package(cfg.name, manifest, cpu_mod, image, programs, prof, mem_bytes,
                   compile_s=time.perf_counter() - t0)
@@ -208,8 +214,24 @@ def _packed_weight(n: Node, cfg: Config) -> np.ndarray:
 
 def _spec_str(s: Any) -> str:
     if isinstance(s, Conv2dSpec):
-        return f"{s.h}x{s.w} {s.c}->{s.o} k{s.k} s{s.stride} p{s.pad}"
+        return (f"{s.h}x{s.w} {s.c}->{s.o} k{s.k} s{s.stride} p{s.pad}"
+                f"{' blockwise' if s.blockwise else ''}")
+    if isinstance(s, MaxPoolSpec):
+        return f"{s.h}x{s.w} {s.c} max k{s.k} s{s.stride} p{s.pad}"
     return f"{s.k}->{s.m}"
+
+
+def model_macs(n: Node) -> int:
+    """Multiply-accumulates of a conv / dense / average pool as the model states it (the
+    channels before padding; a depthwise conv one input channel per output)."""
+    if n.op == "conv2d" and n.q is not None and n.q.weight is not None:
+        o, ci, kh, kw = n.q.weight.shape
+        return int(o * ci * kh * kw * np.prod(n.shape[2:]))
+    if n.op == "dense" and n.q is not None and n.q.weight is not None:
+        return int(np.prod(n.q.weight.shape))
+    if n.op == "avgpool" and n.relax_func is not None:
+        return int(n.shape[1] * np.prod(n.attrs.get("hw", (1, 1))))
+    return 0
 
 
 def _node_info(n: Node) -> dict[str, Any]:

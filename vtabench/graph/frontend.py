@@ -44,13 +44,11 @@ def _act(y: Any, act: str) -> Any:
     if act == "relu":
         return is_op("relax.nn.relu")(y)
     if act == "clip":
-        return is_op("relax.minimum")(is_op("relax.maximum")(y, is_const()), is_const())
-    if act == "max":
-        return is_op("relax.maximum")(y, is_const())
+        return is_op("relax.clip")(y, wildcard(), wildcard())
     return y
 
 
-ACTS = ("relu", "clip", "max", "")
+ACTS = ("relu", "clip", "")
 
 
 def _conv_pattern(bias: bool, act: str) -> Any:
@@ -121,7 +119,9 @@ class _Importer:
 
             def _convert_operator(self, op_name: str, inputs: Any, attrs: dict,
                                   opset: int) -> Any:
-                op = super()._convert_operator(op_name, inputs, attrs, opset)
+                op = _clip(inputs, attrs) if op_name == "Clip" else None
+                if op is None:
+                    op = super()._convert_operator(op_name, inputs, attrs, opset)
                 node = self.current
                 if isinstance(op, relax.Call) and node is not None and len(node.output) == 1:
                     span = tvm.ir.Span(tvm.ir.SourceName(node.output[0]), 0, 0, 0, 0)
@@ -130,6 +130,24 @@ class _Importer:
                 return op
 
         return Importer({}, "float32", keep_params_in_input=False, sanitize=True)
+
+
+def _clip(inputs: Any, attrs: dict) -> Any:
+    """``Clip`` with constant bounds as ``relax.clip`` (TVM's converter emits TIR max/min
+    functions, which no pattern matches); None for tensor bounds."""
+    bounds = []
+    for k, key in ((1, "min"), (2, "max")):
+        b = inputs[k] if len(inputs) > k else None
+        if b is None:
+            v = attrs.get(key)
+            bounds.append(float(v) if v is not None else (-3.4e38 if key == "min" else 3.4e38))
+        elif isinstance(b, tvm.ir.expr.Constant) and _const(b).size == 1:
+            bounds.append(float(_const(b).reshape(-1)[0]))
+        else:
+            return None
+    if not np.isfinite(bounds).all():
+        return None
+    return relax.op.clip(inputs[0], bounds[0], bounds[1])
 
 
 def _from_onnx(m: Any) -> tvm.IRModule:
@@ -235,11 +253,10 @@ def _act_bounds(bs: list[Any], y: TensorQ) -> tuple[int, int]:
     lo, hi = y.qmin, y.qmax
     if _find(bs, "relax.nn.relu"):
         lo = max(lo, y.zero)
-    for op, is_lo in (("relax.maximum", True), ("relax.minimum", False)):
-        for c in _find(bs, op):
-            v = float(np.asarray(_const(c.args[1])).reshape(-1)[0])
-            b = int(np.clip(np.rint(v / y.scale) + y.zero, -(1 << 20), 1 << 20))
-            lo, hi = (max(lo, b), hi) if is_lo else (lo, min(hi, b))
+    for c in _find(bs, "relax.clip"):
+        a, b = (int(np.clip(np.rint(float(v.value) / y.scale) + y.zero, -(1 << 20), 1 << 20))
+                for v in c.args[1:])
+        lo, hi = max(lo, a), min(hi, b)
     if lo > hi:
         raise Unsupported(f"empty activation range [{lo}, {hi}]")
     return lo, hi

@@ -117,6 +117,11 @@ class Node:
         return self.op in ("conv2d", "dense", "avgpool")
 
     @property
+    def vta_op(self) -> bool:
+        """An operator VTA may run (it gets a ``spec`` when the compiler takes it)."""
+        return self.is_candidate or self.op == "maxpool"
+
+    @property
     def integer(self) -> bool:
         """Computes its integer form on stored int8 tensors (else: a Relax call, or a
         composite's own QDQ chain, on the tensors' original types)."""

@@ -12,8 +12,6 @@
     (DequantizeLinear -> float operator -> QuantizeLinear; the bias of a QLinearConv behind a
     DequantizeLinear with scale input scale x weight scale), so they take the same path as
     onnxruntime's QDQ output;
-  - rewrites ``Clip`` with constant bounds into ``Max`` / ``Min`` (TVM imports them as
-    ``relax.maximum`` / ``minimum``, which the patterns match);
   - gives every consumer of a ``DequantizeLinear`` its own copy (standard QDQ shares one between
     a residual block's branches; a pattern match owns its dequantize).
 """
@@ -158,8 +156,6 @@ class _Rewriter:
             fn = _QOPS.get((node.domain or "", node.op_type))
             if fn is not None:
                 out += fn(self, node)
-            elif node.op_type == "Clip" and node.domain in ("", "ai.onnx"):
-                out += self.clip(node)
             elif node.domain == MS_DOMAIN and node.op_type in ("QuantizeLinear",
                                                               "DequantizeLinear"):
                 n2 = copy.deepcopy(node)
@@ -209,29 +205,6 @@ class _Rewriter:
         return axis if self.value(s, node).size > 1 else None
 
     # -- the rewrites ----------------------------------------------------------------------------
-    def clip(self, node: Any) -> list[Any]:
-        from onnx import helper
-
-        ins = list(node.input) + [""] * (3 - len(node.input))
-        if (len(node.input) < 2 and not node.attribute) or any(
-                i and i not in self.inits for i in ins[1:]):
-            return [node]
-        a = self.attrs(node)
-        lo = self.value(ins[1], node) if ins[1] else a.get("min")
-        hi = self.value(ins[2], node) if ins[2] else a.get("max")
-        x, nodes = node.input[0], []
-        for bound, op in ((lo, "Max"), (hi, "Min")):
-            if bound is None:
-                continue
-            c = self.const(np.asarray(bound, np.float32), f"{node.output[0]}_{op.lower()}")
-            y = self.fresh(f"{node.output[0]}_{op.lower()}")
-            nodes.append(helper.make_node(op, [x, c], [y], name=self.fresh(op)))
-            x = y
-        if not nodes:
-            return [node]
-        nodes[-1].output[0] = node.output[0]
-        return nodes
-
     def qlinear_conv(self, node: Any) -> list[Any]:
         x, xs, xz, w, ws, wz, ys, yz = list(node.input[:8])
         n1, xd = self.dq(x, xs, xz, node)

@@ -21,7 +21,7 @@ one wave form one device program (one sync), CPU nodes between two waves one CPU
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vtabench.graph.ir import CPU, VTA, Graph, Node
 from vtabench.graph.pack import phys_channels
@@ -166,19 +166,21 @@ def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> Non
     force_cpu = force_cpu or set()
     for name in g.order:
         n = g.nodes[name]
-        if not n.is_candidate:
+        if not n.vta_op:
             continue
         if n.key in force_cpu or n.name in force_cpu:
             n.reason = "placed on the CPU by request"
             continue
-        if n.q.unsupported:
-            n.reason = n.q.unsupported
+        if n.q.unsupported or not n.integer:
+            n.reason = n.q.unsupported or "input and output quantized differently"
             continue
         try:
             x = g.nodes[n.inputs[0]]
             if n.shape[0] != 1:
                 raise CompileError(f"{n.name}: batch {n.shape[0]} (VTA runs batch 1)")
-            if n.op == "avgpool":  # a blockwise conv with all-ones kernels over the map
+            if n.op == "maxpool":
+                spec = _maxpool_spec(g, n, cfg)
+            elif n.op == "avgpool":  # a blockwise conv with all-ones kernels over the map
                 _, c, h, w = x.shape
                 if h != w:
                     raise CompileError(f"{n.name}: average over a non-square {h}x{w} map")
@@ -209,7 +211,7 @@ def place(g: Graph) -> None:
         n = g.nodes[name]
         if n.op == "input":
             allowed[name] = {CPU}
-        elif n.is_candidate:
+        elif n.vta_op:
             allowed[name] = {VTA} if n.spec is not None else {CPU}
         elif n.op in NEUTRAL_OPS and n.dtype == "int8" and _layout_neutral(g, n):
             allowed[name] = {CPU, VTA}
@@ -242,8 +244,32 @@ def place(g: Graph) -> None:
         n = g.nodes[name]
         n.device = dev.get(name, CPU)
         if n.device == CPU and not n.reason and n.op not in ("input", "copy"):
-            n.reason = ("no VTA pattern: CPU (llvm)" if not n.is_candidate
+            n.reason = ("no VTA pattern: CPU (llvm)" if not n.vta_op
                         else "placed with its neighbours")
+
+
+def _maxpool_spec(g: Graph, n: Node, cfg: Config) -> Any:
+    """The MaxPoolSpec of an integer max pool whose input cannot be negative (VTA's LOAD pads
+    with zeros, and the pool's init is a reset to 0)."""
+    from vtabench.compiler import CompileError, MaxPoolSpec
+
+    a = n.attrs["attrs"]
+    ks, st, pads = ({int(v) for v in a.pool_size}, {int(v) for v in a.strides},
+                    {int(v) for v in a.padding})
+    if (len(ks) != 1 or len(st) != 1 or len(pads) != 1 or bool(a.ceil_mode)
+            or any(int(d) != 1 for d in a.dilation) or str(a.layout) != "NCHW"):
+        raise CompileError(f"{n.name}: max pool attributes outside VTA's form (square window, "
+                           f"one stride, one pad, no dilation or ceil mode)")
+    p = g.nodes[n.inputs[0]]
+    low = None
+    if p.is_candidate and p.integer and p.q.out is not None:
+        low = (p.q.res_lo if p.q.residual else p.q.lo) - p.q.out.offset
+    if low is None or low < 0:
+        raise CompileError(f"{n.name}: its input may be negative (VTA pads and starts the "
+                           f"maximum at 0)")
+    _, c, h, w = g.nodes[n.inputs[0]].shape
+    return MaxPoolSpec(1, phys_channels(c, cfg), h, w, ks.pop(), st.pop(), pads.pop(),
+                       name=n.name)
 
 
 def _layout_neutral(g: Graph, n: Node) -> bool:
