@@ -74,16 +74,19 @@ def test_2000_cases_hit_every_coverage_bin():
 def test_queue_prologues_need_every_entry(queue):
     """The token-queue prologue deadlocks with one token less; the command-queue prologue with
     one command entry less; both are valid at the real capacities."""
-    for fill, tight in ((fill_token_queue, {"token_depth": TOKEN_QUEUE_DEPTH - 1}),
-                        (fill_command_queue, {"cmd_depth": CMD_QUEUE_DEPTH - 1})):
+    tight = {"token": {"token_depth": TOKEN_QUEUE_DEPTH - 1},
+             "command": {"cmd_depth": CMD_QUEUE_DEPTH - 1}}
+    for kind, fill in (("token", lambda p: fill_token_queue(p, queue)),
+                       ("command", lambda p: fill_command_queue(p, np.random.default_rng(0),
+                                                                queue))):
         p = ProgramBuilder(CFG)
-        fill(p, queue)
+        fill(p)
         p.finish()
         prog = p.build("fill")
         validate_program(CFG, prog.insns, prog.dram)
-        dead = schedule(prog.insns, **tight).deadlock
-        assert dead is not None, (fill.__name__, queue)
-        if fill is fill_token_queue:
+        dead = schedule(prog.insns, **tight[kind]).deadlock
+        assert dead is not None, (kind, queue)
+        if kind == "token":
             assert (dead.queue, dead.waits_for) == (queue.name.lower(), "push")
         else:
             assert stage_of(prog.insns[dead.fetch_blocked]) == QUEUE_ENDS[queue].consumer

@@ -281,7 +281,9 @@ def _judge_platform(kind: str, mutant: Mutant, settings: Settings) -> Verdict:
 def campaign(kind: str, mutants: list[Mutant], settings: Settings, results: Path, *,
              resume: bool = False, platform: bool = False, keep_builds: bool = False,
              progress: Callable[[str], None] = print) -> list[Verdict]:
-    """Judge every mutant in turn, writing all verdicts to ``results`` after each one."""
+    """Judge every mutant in turn, writing all verdicts to ``results`` after each one; with
+    ``resume``, a verdict already there for the same settings is kept (except broken and not
+    run, which are judged again)."""
     old: dict[str, Verdict] = {}
     if resume and results.exists():
         for v in json.loads(results.read_text())["verdicts"]:
@@ -289,7 +291,8 @@ def campaign(kind: str, mutants: list[Mutant], settings: Settings, results: Path
     verdicts: list[Verdict] = []
     for n, m in enumerate(mutants, 1):
         prev = old.get(m.id)
-        if prev is not None and prev.settings == settings.key(m) and prev.status != "not run":
+        if prev is not None and prev.settings == settings.key(m) and \
+                prev.status not in ("not run", "broken"):
             verdicts.append(prev)
             continue
         progress(f"[{n}/{len(mutants)}] {m.id} ({m.area}): {m.bug}")

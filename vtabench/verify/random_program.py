@@ -36,7 +36,8 @@ def _random_2d(rng: np.random.Generator, limit: int,
         big[int(rng.integers(0, 4))] = 15
         return 1, 1, tuple(big)  # type: ignore[return-value]
     while True:
-        y, x = int(rng.integers(1, 4)), int(rng.integers(1, 9))
+        y = int(rng.integers(1, 4) if rng.random() < 0.8 else rng.integers(4, 9))
+        x = int(rng.integers(1, 9))
         p = tuple(int(v) for v in rng.integers(0, 3, 4)) if pads and rng.random() < 0.6 else (
             0, 0, 0, 0)
         if (p[0] + y + p[1]) * (p[2] + x + p[3]) <= limit:
@@ -100,15 +101,23 @@ def fill_token_queue(p: ProgramBuilder, queue: TokenQueue) -> None:
         p.noop(NOOP_MEM[ends.consumer], _tokens(ends.pop_flag))
 
 
-def fill_command_queue(p: ProgramBuilder, queue: TokenQueue) -> None:
+def fill_command_queue(p: ProgramBuilder, rng: np.random.Generator, queue: TokenQueue) -> None:
     """Prologue: the consumer of ``queue`` waits for a token at the head of its command queue
-    while CMD_QUEUE_DEPTH - 1 more of its no-ops queue up behind it; the producer's push comes
-    only after them in the stream. Fetch routes the push only if the consumer's command queue
-    holds all CMD_QUEUE_DEPTH of them: one entry less and the program deadlocks."""
+    while CMD_QUEUE_DEPTH - 1 more of its instructions queue up behind it; the producer's push
+    comes only after them in the stream. Fetch routes the push only if the consumer's command
+    queue holds all CMD_QUEUE_DEPTH of them: one entry less and the program deadlocks. A load or
+    compute consumer loads one element at its head and every 64th instruction (into element 0,
+    which the chunks overwrite before reading it), so the stage needs read data while fetch
+    stalls on its full queue: a fetch that asks for more instruction beats than it can hold
+    blocks that data behind its own."""
     ends = QUEUE_ENDS[queue]
-    p.noop(NOOP_MEM[ends.consumer], _tokens(ends.pop_flag))
-    for _ in range(CMD_QUEUE_DEPTH - 1):
-        p.noop(NOOP_MEM[ends.consumer], NO_TOKENS)
+    mem = NOOP_MEM[ends.consumer]
+    for k in range(CMD_QUEUE_DEPTH):
+        tok = _tokens(ends.pop_flag) if k == 0 else NO_TOKENS
+        if k % 64 == 0 and mem != MemType.OUT:
+            p.load(mem, 0, p.data(mem, random_tiles(p.cfg, rng, mem, 1)), 1, 1, tok=tok)
+        else:
+            p.noop(mem, tok)
     p.noop(NOOP_MEM[ends.producer], _tokens(ends.push_flag))
 
 
@@ -160,8 +169,11 @@ def random_program(cfg: Config, rng: np.random.Generator) -> TestProgram:
 
     outs: list[tuple[int, int]] = []  # per chunk: the dram_base and size of its OUT region
     if rng.random() < 0.1:
-        fill = fill_token_queue if rng.random() < 0.6 else fill_command_queue
-        fill(p, TokenQueue(int(rng.integers(0, len(TokenQueue)))))
+        queue = TokenQueue(int(rng.integers(0, len(TokenQueue))))
+        if rng.random() < 0.6:
+            fill_token_queue(p, queue)
+        else:
+            fill_command_queue(p, rng, queue)
     if rng.random() < 0.12:
         _fill_buffers(p, rng)
     for c in range(chunks):
@@ -223,7 +235,9 @@ def random_program(cfg: Config, rng: np.random.Generator) -> TestProgram:
                 p.alu(op, uops(d + acc_base, s + acc_base), iters, f[0], f[1], imm=imm)
         p.noop(MemType.ACC, Tokens(push_prev=reuse_later, push_next=True))
         # store stage
-        rows = 2 if acc_n % 2 == 0 and rng.random() < 0.5 else 1
+        divisors = [d for d in range(3, 17) if acc_n % d == 0]
+        rows = (1 if rng.random() < 0.4 else 2 if acc_n % 2 == 0 and rng.random() < 0.5 else
+                int(rng.choice(divisors)) if divisors else 1)
         gap = int(rng.integers(0, 3))
         out = p.alloc(MemType.OUT, rows * (acc_n // rows + gap), fill=0xEE)
         outs.append((out, rows * (acc_n // rows + gap)))
