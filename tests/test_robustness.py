@@ -4,6 +4,10 @@
   lacks a member, whose manifest has an out-of-range address, an edited configuration or invalid
   JSON, or that was built for another configuration, is refused by ``vtabench run`` with one line
   naming the problem (exit 2) before any run; the untouched package runs.
+* Runaway programs: fsim stops a 16383 x 16383-iteration GEMM before allocating for it, and a
+  run past its wall-clock timeout between instructions, with ``RunTimeoutError`` naming the
+  instruction (``vtabench exec``: one line, exit 2, no output file); a device memory the host
+  cannot hold is a ``DeviceError``, not numpy's ``MemoryError``.
 """
 
 from __future__ import annotations
@@ -18,6 +22,11 @@ import numpy as np
 import pytest
 
 from vtabench.cli import main
+from vtabench.drivers import DeviceError, RunTimeoutError, open_device
+from vtabench.drivers.api import run_program
+from vtabench.spec.config import load_config
+from vtabench.spec.isa import encode_program
+from vtabench.verify.builder import ProgramBuilder
 from vtabench.graph.package import MANIFEST, Package, PackageError
 
 pytestmark = pytest.mark.tvm
@@ -154,3 +163,42 @@ def test_whole_package_runs(small_pkg, tmp_path):
     pkg, x, expected = small_pkg
     assert main(["run", str(pkg), "--input", str(x), "--output", str(tmp_path / "y.npy")]) == 0
     assert np.array_equal(np.load(tmp_path / "y.npy"), expected)
+
+
+def _gemm_loop(iters: tuple[int, int], repeat: int = 1) -> tuple[bytes, np.ndarray]:
+    """``repeat`` GEMMs of ``iters`` iterations into acc[0] (a legal program)."""
+    cfg = load_config("default")
+    b = ProgramBuilder(cfg)
+    uops = b.load_uops(0, 0)
+    for _ in range(repeat):
+        b.gemm(uops, iters=iters)
+    b.finish()
+    prog = b.build("loop")
+    return encode_program(cfg, prog.insns), prog.dram
+
+
+def test_fsim_runaway_loop_stops(tmp_path, capsys):
+    code, dram = _gemm_loop((16383, 16383))
+    with open_device("fsim", "default") as dev, pytest.raises(RunTimeoutError,
+                                                               match="instruction 1 .GEMM."):
+        run_program(dev, code, dram.copy(), 600)
+    (tmp_path / "p.bin").write_bytes(code)
+    dram.tofile(tmp_path / "d.bin")
+    capsys.readouterr()
+    assert main(["exec", "--insns", str(tmp_path / "p.bin"), "--dram", str(tmp_path / "d.bin"),
+                 "--out", str(tmp_path / "o.bin")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "16383 x 16383" in err, err
+    assert not (tmp_path / "o.bin").exists()
+
+
+def test_fsim_timeout_between_instructions():
+    code, dram = _gemm_loop((64, 64), repeat=400)
+    with open_device("fsim", "default") as dev, pytest.raises(RunTimeoutError) as info:
+        run_program(dev, code, dram.copy(), 1e-4)
+    assert "wall clock" in str(info.value) and info.value.status["insn_index"] < 401
+
+
+def test_fsim_memory_the_host_cannot_hold():
+    with pytest.raises(DeviceError, match="cannot allocate"):
+        open_device("fsim", "default", mem_bytes=1 << 45)

@@ -34,13 +34,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from vtabench.drivers.api import DeviceError
     from vtabench.spec.config import ConfigError
     from vtabench.spec.isa.insn import EncodeError
 
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (CliError, ConfigError, EncodeError, ValueError, OSError) as exc:
+    except (CliError, ConfigError, EncodeError, DeviceError, ValueError, OSError) as exc:
         print(f"vtabench {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -18,6 +18,9 @@ import numpy as np
 from vtabench.drivers.api import BACKENDS
 from vtabench.spec.config import load_config
 
+#: The run timeout of `vtabench exec` on every target (seconds, wall clock).
+RUN_TIMEOUT_S = 600.0
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("exec", help="run PROG.bin against DRAM.bin on a target")
@@ -32,7 +35,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeline", type=Path, metavar="PATH",
                    help="rtl: the pipeline timeline of the run, .json (Chrome trace / Perfetto) "
                    "or .png (docs/visualize.md)")
-    p.add_argument("--timeout", type=float, help="seconds before the run is abandoned")
+    p.add_argument("--timeout", type=float, default=RUN_TIMEOUT_S,
+                   help="seconds (wall clock) before the run is stopped with RunTimeoutError, on "
+                   "every target (default %(default)s: no real program comes near it, a runaway "
+                   "loop always reaches it; fsim also stops at once on a micro-op loop past its "
+                   "work budget, naming the instruction)")
     p.add_argument("--platform", help="opencl: platform name (substring)")
     p.add_argument("--device", help="opencl: device name (substring)")
     p.set_defaults(func=run)

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vtabench.drivers.api import DEFAULT_MEM_BYTES, Device, RunResult
+from vtabench.drivers.api import (DEFAULT_MEM_BYTES, Device, DeviceError, RunResult,
+                                  RunTimeoutError)
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
@@ -23,7 +24,11 @@ class FsimDevice(Device):
 
     def __init__(self, cfg: Config, mem_bytes: int = DEFAULT_MEM_BYTES, **_: Any) -> None:
         super().__init__(cfg, mem_bytes)
-        self.mem = np.zeros(self.mem_bytes, dtype=np.uint8)
+        try:
+            self.mem = np.zeros(self.mem_bytes, dtype=np.uint8)
+        except MemoryError:
+            raise DeviceError(f"fsim cannot allocate {self.mem_bytes} bytes of device memory on "
+                              f"this host") from None
 
     @property
     def name(self) -> str:
@@ -37,9 +42,13 @@ class FsimDevice(Device):
 
     def _run(self, insn_addr: int, insn_count: int, timeout_s: float | None) -> RunResult:
         from vtabench.fsim import Fsim
+        from vtabench.fsim.core import FsimBudgetError
         from vtabench.spec.isa.insn import decode_program
 
         insns = decode_program(self.cfg, self.mem[insn_addr:insn_addr + 16 * insn_count].tobytes())
         t0 = time.perf_counter()
-        stats = Fsim(self.cfg).run(insns, self.mem)
+        try:
+            stats = Fsim(self.cfg).run(insns, self.mem, timeout_s=timeout_s)
+        except FsimBudgetError as exc:
+            raise RunTimeoutError(str(exc), timeout_s or 0.0, {"insn_index": exc.index}) from None
         return RunResult(insn_count, time.perf_counter() - t0, stats.as_dict())

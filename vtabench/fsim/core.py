@@ -26,6 +26,24 @@ from vtabench.spec.validate import validated_order
 #: Called with (instruction, A operands, B operands) before an ALU instruction executes.
 AluObserver = Callable[[Insn, np.ndarray, np.ndarray], None]
 
+#: The most micro-op iterations of one GEMM or ALU instruction fsim runs. fsim expands a loop
+#: into index arrays (tens of bytes per iteration), so this caps one instruction's memory near
+#: 1 GB. A compiled layer's loop pairs each acc row with each weight tile at most once (acc x
+#: wgt depth: 2^21 for default, 2^20 for cloud64); a runaway 16383 x 16383 loop is 2^28.
+MAX_INSN_ITERATIONS = 1 << 24
+
+#: The most micro-op iterations of one run (the work budget): 64 of the largest instructions.
+MAX_RUN_ITERATIONS = 1 << 30
+
+
+class FsimBudgetError(RuntimeError):
+    """A run stopped before instruction ``index`` (in program order): its work budget or its
+    wall-clock timeout was spent. The driver turns this into ``RunTimeoutError``."""
+
+    def __init__(self, message: str, index: int) -> None:
+        super().__init__(message)
+        self.index = index
+
 
 @dataclass
 class FsimStats:
@@ -68,7 +86,9 @@ class Fsim:
 
     def run(self, insns: Sequence[Insn], dram: np.ndarray,
             observe_alu: AluObserver | None = None,
-            stage_order: Sequence[Stage] = DEFAULT_STAGE_ORDER) -> FsimStats:
+            stage_order: Sequence[Stage] = DEFAULT_STAGE_ORDER, *,
+            timeout_s: float | None = None,
+            max_iterations: int = MAX_RUN_ITERATIONS) -> FsimStats:
         """Validate, then execute ``insns`` against ``dram`` (1-D uint8, updated in place).
 
         ``observe_alu(insn, a, b)``, if given, sees each ALU instruction's operands before it
@@ -77,6 +97,11 @@ class Fsim:
         regression's functional coverage samples operand signs and shift amounts through it.
         ``stage_order``: the stages' priority within a scheduling round; a race-free program
         gives the same result under every order (the regression's minimiser checks that).
+
+        The work is checked as the run goes, before anything is allocated for an instruction:
+        a GEMM or ALU loop longer than :data:`MAX_INSN_ITERATIONS`, a run past
+        ``max_iterations`` micro-op iterations in all, or past ``timeout_s`` seconds (checked
+        between instructions) raises :class:`FsimBudgetError` naming the instruction reached.
         """
         if not (isinstance(dram, np.ndarray) and dram.dtype == np.uint8 and dram.ndim == 1):
             raise TypeError("dram must be a 1-D uint8 numpy array (the device memory image)")
@@ -86,10 +111,32 @@ class Fsim:
         order = validated_order(self.cfg, insns, dram, stage_order)
         self._observe_alu = observe_alu
         stats = FsimStats()
+        deadline = None if timeout_s is None else t0 + timeout_s
         for i in order:
+            self._check_budget(insns[i], i, stats, max_iterations, deadline, timeout_s)
             self._execute(insns[i], dram, stats)
         stats.seconds = time.perf_counter() - t0
         return stats
+
+    @staticmethod
+    def _check_budget(insn: Insn, index: int, stats: FsimStats, max_iterations: int,
+                      deadline: float | None, timeout_s: float | None) -> None:
+        where = f"instruction {index} ({Opcode(insn.opcode).name})"
+        if deadline is not None and time.perf_counter() > deadline:
+            raise FsimBudgetError(f"run not finished after {timeout_s} s (wall clock), stopped "
+                                  f"before {where}", index)
+        if insn.opcode not in (Opcode.GEMM, Opcode.ALU):
+            return
+        n = max(insn.uop_end - insn.uop_bgn, 0) * insn.iter_out * insn.iter_in
+        if n > MAX_INSN_ITERATIONS:
+            raise FsimBudgetError(
+                f"{where} loops {insn.iter_out} x {insn.iter_in} x {insn.uop_end - insn.uop_bgn} "
+                f"micro-ops = {n} iterations, past fsim's {MAX_INSN_ITERATIONS} per instruction "
+                f"(a runaway loop?)", index)
+        done = stats.gemm_uops + stats.alu_uops
+        if done + n > max_iterations:
+            raise FsimBudgetError(f"work budget of {max_iterations} micro-op iterations spent "
+                                  f"({done} done) at {where}", index)
 
     # --- instructions -------------------------------------------------------------------------
     def _execute(self, insn: Insn, dram: np.ndarray, stats: FsimStats) -> None:
