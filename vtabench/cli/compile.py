@@ -12,6 +12,7 @@ IRModule, built for llvm when the package is loaded). See docs/graph.md.
 from __future__ import annotations
 
 import argparse
+from contextlib import nullcontext
 from pathlib import Path
 
 
@@ -69,17 +70,20 @@ def summarize(pkg) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from vtabench.cli import CliError
-    from vtabench.spec.config import load_config
     from vtabench.graph import compile_model
+    from vtabench.progress import Activity
+    from vtabench.spec.config import load_config
 
     if not args.model.exists():
         raise CliError(f"{args.model}: no such file")
     cfg = load_config(args.config)
     out = args.output or args.model.with_suffix(".vtapkg")
-    pkg = compile_model(args.model, cfg, force_cpu=set(args.cpu), profile=not args.no_profile,
-                        log=print if args.verbose else None,
-                        double_buffer=not args.no_double_buffer,
-                        shapes=parse_shapes(args.shape))
+    # --verbose prints a line per layer instead
+    with nullcontext() if args.verbose else Activity(f"compiling {args.model.name} for {cfg.name}"):
+        pkg = compile_model(args.model, cfg, force_cpu=set(args.cpu),
+                            profile=not args.no_profile, log=print if args.verbose else None,
+                            double_buffer=not args.no_double_buffer,
+                            shapes=parse_shapes(args.shape))
     pkg.save(out)
     print(f"compiled {args.model} for {cfg.name} in {pkg.compile_s:.1f} s")
     for line in summarize(pkg):

@@ -2,9 +2,10 @@
 
 A simulator started with ``+vta_trace=FILE`` (or with the environment variable
 ``VTA_TRACE_FILE=FILE``: :func:`tracing`, for simulators other tools start, such as the device
-server behind ``open_device("rtl")``) writes one record per event (the format is in trace.cpp): a run starts, fetch puts an instruction into a stage's command queue, a stage retires
-an instruction, a run ends with the core's own counters. :func:`read_trace` turns the file into
-one :class:`Run` per launch of the core, each with one :class:`Span` per retired instruction.
+server behind ``open_device("rtl")``) writes one record per event (the format is in trace.cpp):
+a run starts, fetch puts an instruction into a stage's command queue, a stage retires an
+instruction, a run ends with the core's own counters. :func:`read_trace` turns the file into one
+:class:`Run` per launch of the core, each with one :class:`Span` per retired instruction.
 
 Cycle numbers are the core's ``cycles_o`` (0 in a run's first busy cycle). A stage that takes an
 instruction in cycle ``take`` is busy with it in cycles ``take + 1 .. retire`` (the cycle it takes
