@@ -14,8 +14,14 @@ SEED   ?=
 TARGETS ?= fsim,rtl,opencl
 # make coverage: COV_COUNT random programs on fsim and the RTL with Verilator coverage.
 COV_COUNT ?= 100
+# make fpga: FPGA_CONFIG placed and routed on FPGA_DEVICE at FPGA_FREQ MHz; synth_xilinx estimates
+# for FPGA_XILINX (comma separated, empty for none).
+FPGA_CONFIG ?= edge8
+FPGA_DEVICE ?= LFE5UM5G-85F
+FPGA_FREQ ?= 100
+FPGA_XILINX ?= default,cloud32
 
-.PHONY: all setup sim test test-all lint bench smoke regress mutation coverage waves gen clean help
+.PHONY: all setup sim test test-all lint bench smoke regress mutation coverage waves gen clean help fpga
 
 all: test
 
@@ -30,6 +36,7 @@ help:
 	@echo "make mutation mutation score of the regression: every RTL mutant of the catalogue (long; CONFIG, MUT_COUNT, JOBS)"
 	@echo "make coverage regression with RTL coverage: results/coverage/index.html (COV_COUNT, SEED)"
 	@echo "make waves   PROG=prog.bin DRAM=dram.bin: RTL waves and a GTKWave save file in results/waves"
+	@echo "make fpga    Yosys + nextpnr-ecp5 place and route of FPGA_CONFIG, Fmax and resources (docs/fpga.md)"
 	@echo "make gen     regenerate hdl/gen and opencl/gen from config/*.json"
 
 setup: $(STAMP)
@@ -85,6 +92,10 @@ waves: $(STAMP)
 	  --out results/waves/$(basename $(notdir $(PROG))).out.bin \
 	  --waves results/waves/$(basename $(notdir $(PROG)))
 	$(BIN)/python -m vtabench.report.gtkw results/waves/$(basename $(notdir $(PROG)))
+
+fpga: $(STAMP)
+	$(BIN)/python -m vtabench.targets.rtl.fpga --config $(FPGA_CONFIG) --device $(FPGA_DEVICE) \
+	  --freq $(FPGA_FREQ) --xilinx "$(FPGA_XILINX)"
 
 gen: $(STAMP)
 	$(BIN)/vtabench gen

@@ -11,7 +11,7 @@ DEFAULT = json.loads((CONFIG_DIR / "default.json").read_text())
 
 
 def test_builtins_load_with_expected_shapes():
-    assert builtin_config_names() == ["cloud32", "cloud64", "default"]
+    assert builtin_config_names() == ["cloud32", "cloud64", "default", "edge8"]
     d, c32, c64 = (load_config(n) for n in ("default", "cloud32", "cloud64"))
     assert (d.batch, d.block, d.inp_depth, d.wgt_depth, d.acc_depth, d.uop_depth) == (
         1, 16, 2048, 1024, 2048, 8192)

@@ -66,9 +66,10 @@ def verilator_lint(cfg: str) -> list[str]:
 _HEADER_IMPORT = re.compile(r"^(\s*)module\s+(\w+)\s+((?:import\s+[\w:*]+\s*;\s*)+)", re.M)
 
 
-def yosys_copy(cfg: str) -> list[Path]:
-    """Copy the sources for Yosys (imports moved to file scope); returns their paths."""
-    out = build_root() / "lint" / "yosys" / cfg
+def yosys_copy(cfg: str, out: Path | None = None) -> list[Path]:
+    """Copy the sources for Yosys (imports moved to file scope) into ``out`` (default
+    build/lint/yosys/<cfg>/, emptied first); returns their paths, the packages first."""
+    out = out or build_root() / "lint" / "yosys" / cfg
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)

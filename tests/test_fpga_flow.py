@@ -1,0 +1,45 @@
+"""The FPGA flow's smoke test (the full flow is `make fpga`, minutes to an hour: docs/fpga.md):
+synth_ecp5 of one small module in seconds, and the parsing of nextpnr's report."""
+
+from __future__ import annotations
+
+import pytest
+
+from vtabench.targets.rtl.fpga import (FlowError, ecp5_line, parse_nextpnr_report, synth_ecp5)
+from vtabench.targets.rtl.verilator import HDL_DIR
+
+
+def test_synth_ecp5_maps_a_module_to_ecp5_cells(tmp_path):
+    """The smoke of the flow: Yosys synth_ecp5 of the token queue (a counter) in seconds."""
+    res = synth_ecp5("default", tmp_path, top="vta_token_queue",
+                     files=[HDL_DIR / "vta_token_queue.sv"], params={"Depth": 256})
+    cells = res["cells"]
+    assert cells.get("TRELLIS_FF", 0) == 9, cells      # the 9-bit count of 0..256 tokens
+    assert cells.get("LUT4", 0) > 0 and not any(c.startswith("$") for c in cells), cells
+
+
+def test_report_parsing_takes_the_slowest_clock_and_the_critical_path():
+    rep = {
+        "fmax": {"clk_a": {"achieved": 123.4, "constraint": 100.0},
+                 "clk_b": {"achieved": 97.25, "constraint": 100.0}},
+        "utilization": {"TRELLIS_COMB": {"used": 900, "available": 83640},
+                        "TRELLIS_FF": {"used": 800, "available": 83640},
+                        "MULT18X18D": {"used": 64, "available": 156},
+                        "DP16KD": {"used": 150, "available": 208}},
+        "critical_paths": [{"from": "clk_b", "to": "clk_b", "path": [
+            {"type": "clk-to-q", "delay": 0.5, "from": {"cell": "a_q"}, "to": {"cell": "a_q"}},
+            {"type": "routing", "delay": 2.0, "from": {"cell": "a_q"}, "to": {"cell": "lut1"}},
+            {"type": "logic", "delay": 0.3, "from": {"cell": "lut1"}, "to": {"cell": "lut1"}},
+            {"type": "routing", "delay": 1.5, "from": {"cell": "lut1"}, "to": {"cell": "b_q"}},
+            {"type": "setup", "delay": 0.2, "from": {"cell": "b_q"}, "to": {"cell": "b_q"}}]}],
+    }
+    pnr = parse_nextpnr_report(rep)
+    assert pnr["clock"] == "clk_b" and pnr["fmax_mhz"] == 97.25
+    crit = pnr["critical_path"]
+    assert (crit["start"], crit["end"], crit["logic_levels"]) == ("a_q", "b_q", 1)
+    assert crit["routing_ns"] == 3.5 and crit["logic_ns"] == 1.0
+    assert ecp5_line("edge8", "LFE5UM5G-85F", pnr) == (
+        "fpga edge8 LFE5UM5G-85F: Fmax 97.2 MHz (target 100 MHz), LUT 900, FF 800, DSP 64, "
+        "BRAM 150")
+    with pytest.raises(FlowError, match="no clock"):
+        parse_nextpnr_report({"fmax": {}})
