@@ -18,6 +18,18 @@ def test_synth_ecp5_maps_a_module_to_ecp5_cells(tmp_path):
     assert cells.get("LUT4", 0) > 0 and not any(c.startswith("$") for c in cells), cells
 
 
+@pytest.mark.parametrize("width,depth", [(160, 512)])
+def test_command_queue_fifo_maps_to_block_ram(tmp_path, width, depth):
+    """A command queue (512 x {index, instruction}) is block RAM on ECP5, not LUT RAM: the FIFO
+    reads its storage through a register (vta_fifo.sv)."""
+    res = synth_ecp5("default", tmp_path, top="vta_fifo", files=[HDL_DIR / "vta_fifo.sv"],
+                     params={"Width": width, "Depth": depth})
+    cells = res["cells"]
+    # 512 x 160 bits: five 512 x 36 DP16KD blocks side by side
+    assert cells.get("DP16KD", 0) == -(-width // 36), cells
+    assert cells.get("TRELLIS_DPR16X4", 0) == 0, cells
+
+
 def test_report_parsing_takes_the_slowest_clock_and_the_critical_path():
     rep = {
         "fmax": {"clk_a": {"achieved": 123.4, "constraint": 100.0},

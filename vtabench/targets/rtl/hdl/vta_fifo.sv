@@ -1,5 +1,12 @@
 // vta_fifo: synchronous first-word-fall-through FIFO (command queues, beat buffers,
 // row descriptors). Depth must be a power of two. clr_i empties it.
+// The storage is a RAM with a registered read port, so that synthesis maps it to block RAM
+// (or, when small, LUT RAM with an output register): its read address is the read pointer
+// after this cycle's pop, so the RAM's output register always holds the head. The one case
+// the RAM cannot serve is a write into the slot being read in the same cycle (a push into a
+// FIFO that is empty after this cycle's pop): that word goes to rdata_o from a bypass
+// register. Timing is that of a register FIFO: a word pushed in cycle t is at rdata_o with
+// rvalid_o in cycle t+1, one pop per cycle.
 module vta_fifo #(
   parameter int unsigned Width = 32,
   parameter int unsigned Depth = 4,
@@ -19,21 +26,25 @@ module vta_fifo #(
 );
 
   logic [Width-1:0] mem_q [0:Depth-1];
-  logic [Aw-1:0] wptr_q, rptr_q;
+  logic [Width-1:0] ram_q, byp_data_q;
+  logic [Aw-1:0] wptr_q, rptr_q, rptr_d;
   logic [Cw-1:0] count_q;
-  logic push, pop;
+  logic push, pop, byp_q;
 
   assign wready_o = (count_q != Cw'(Depth));
   assign rvalid_o = (count_q != '0);
   assign push     = wvalid_i & wready_o;
   assign pop      = rready_i & rvalid_o;
-  assign rdata_o  = mem_q[rptr_q];
+  assign rptr_d   = rptr_q + Aw'(pop);
+  assign rdata_o  = byp_q ? byp_data_q : ram_q;
   assign count_o  = count_q;
 
   always_ff @(posedge clk_i) begin
     if (push) begin
       mem_q[wptr_q] <= wdata_i;
     end
+    ram_q      <= mem_q[rptr_d];
+    byp_data_q <= wdata_i;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -41,14 +52,17 @@ module vta_fifo #(
       wptr_q  <= '0;
       rptr_q  <= '0;
       count_q <= '0;
+      byp_q   <= 1'b0;
     end else if (clr_i) begin
       wptr_q  <= '0;
       rptr_q  <= '0;
       count_q <= '0;
+      byp_q   <= 1'b0;
     end else begin
       if (push) wptr_q <= wptr_q + Aw'(1);
-      if (pop)  rptr_q <= rptr_q + Aw'(1);
+      rptr_q  <= rptr_d;
       count_q <= count_q + Cw'(push) - Cw'(pop);
+      byp_q   <= push && (count_q == Cw'(pop));   // the pushed word is the next head
     end
   end
 
