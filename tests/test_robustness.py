@@ -8,12 +8,20 @@
   run past its wall-clock timeout between instructions, with ``RunTimeoutError`` naming the
   instruction (``vtabench exec``: one line, exit 2, no output file); a device memory the host
   cannot hold is a ``DeviceError``, not numpy's ``MemoryError``.
+* Signals: SIGINT and SIGTERM sent to ``vtabench exec`` mid-run print one line and exit 130 /
+  143; on rtl the simulator (``vtabench serve --watch-pid``) ends and its /dev/shm folders go,
+  and so they do when the command is killed with SIGKILL.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -202,3 +210,76 @@ def test_fsim_timeout_between_instructions():
 def test_fsim_memory_the_host_cannot_hold():
     with pytest.raises(DeviceError, match="cannot allocate"):
         open_device("fsim", "default", mem_bytes=1 << 45)
+
+
+def _commands_with(text: str) -> list[str]:
+    """Command lines of the running processes that contain ``text``."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if text in cmd:
+            found.append(cmd)
+    return found
+
+
+def _wait_for(check: Callable[[], bool], timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.2)
+    return check()
+
+
+def _start_exec(tmp_path: Path, target: str, iters: tuple[int, int],
+                repeat: int = 1) -> subprocess.Popen[str]:
+    code, dram = _gemm_loop(iters, repeat)
+    (tmp_path / "p.bin").write_bytes(code)
+    dram.tofile(tmp_path / "d.bin")
+    return subprocess.Popen(
+        [sys.executable, "-m", "vtabench", "exec", "--target", target, "--insns",
+         str(tmp_path / "p.bin"), "--dram", str(tmp_path / "d.bin"), "--out",
+         str(tmp_path / "o.bin")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_on_fsim(tmp_path, sig):
+    proc = _start_exec(tmp_path, "fsim", (256, 256), repeat=2000)
+    assert _wait_for(lambda: "config default" in (proc.stdout.readline() or ""), 60)
+    time.sleep(0.5)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert not (tmp_path / "o.bin").exists()
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_signal_on_rtl_leaves_nothing(tmp_path, sig):
+    proc = _start_exec(tmp_path, "rtl", (2000, 2000))
+    marker = f"--watch-pid {proc.pid} "
+    try:
+        assert _wait_for(lambda: bool(_commands_with(marker)), 300), "no simulator started"
+        [server] = _commands_with(marker)
+        device_dir = Path(server.split("--socket ")[1].split()[0]).parent
+        assert _wait_for(lambda: "serving on" in (device_dir / "serve.log").read_text(), 60)
+        sim_log = (device_dir / "serve.log").read_text().split("; log ")[1].split()[0]
+        time.sleep(2.0)  # mid-run
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    if sig == signal.SIGKILL:
+        assert proc.returncode == -sig
+    else:
+        assert proc.returncode == 128 + sig, err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert _wait_for(lambda: not _commands_with(marker), 60), "the simulator outlived vtabench"
+    assert _wait_for(lambda: not device_dir.exists() and not Path(sim_log).parent.exists(), 30)
+    assert not (tmp_path / "o.bin").exists()

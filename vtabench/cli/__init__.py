@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
 #: Command modules, in the order `vtabench --help` lists them.
 COMMANDS = ("sim", "gen", "asm", "disasm", "validate", "exec", "serve", "smoke", "regress",
@@ -17,6 +19,20 @@ COMMANDS = ("sim", "gen", "asm", "disasm", "validate", "exec", "serve", "smoke",
 
 class CliError(Exception):
     """An error to print as one line (no traceback) before exiting non-zero."""
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread like KeyboardInterrupt is for SIGINT, so that every
+    ``with`` block unwinds: devices close (an rtl device stops its simulator and removes its
+    /dev/shm folder), temporary files go."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+#: Exit status after a signal: 128 + its number, as a shell reports it.
+SIGNAL_EXIT = {KeyboardInterrupt: 128 + signal.SIGINT, Terminated: 128 + signal.SIGTERM}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,11 +55,22 @@ def main(argv: list[str] | None = None) -> int:
     from vtabench.spec.isa.insn import EncodeError
 
     args = build_parser().parse_args(argv)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
     try:
         return int(args.func(args) or 0)
     except (CliError, ConfigError, EncodeError, DeviceError, ValueError, OSError) as exc:
         print(f"vtabench {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except (KeyboardInterrupt, Terminated) as exc:
+        what = "interrupted (SIGINT)" if isinstance(exc, KeyboardInterrupt) else \
+            "terminated (SIGTERM)"
+        print(f"vtabench {args.command}: {what}; children stopped, temporary files removed",
+              file=sys.stderr)
+        return SIGNAL_EXIT[type(exc)]
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,8 @@ SOCKET_PATH_MAX = 107
 STARTUP_S = 600.0
 #: Wall seconds the simulator may take to end after its driver left (waves written out).
 STOP_S = 60.0
+#: Name prefix of the folder :func:`start_server` makes for a server's socket, config and log.
+DEVICE_FOLDER_PREFIX = "vtabench-device-"
 
 
 def serve(cfg: Config, socket_path: str | Path, *, link: str | None = None,
@@ -81,6 +83,7 @@ def serve(cfg: Config, socket_path: str | Path, *, link: str | None = None,
             sim.simulate(b, "vtabench.drivers.rtl.server", seed=seed, fst=fst, plusargs=plusargs)
         finally:  # the server removes it, unless the simulator was killed
             path.unlink(missing_ok=True)
+            _remove_orphaned_folder(path.parent, watch_pid)
         results = sim.dir / "results.xml"
         if not results.exists() or "<failure" in results.read_text(errors="replace"):
             print(f"rtl: the platform simulation of {cfg.name} failed (seed {seed}); log tail:\n"
@@ -89,6 +92,19 @@ def serve(cfg: Config, socket_path: str | Path, *, link: str | None = None,
     if fst is not None:
         say(f"rtl: waves written to {fst}")
     return 0
+
+
+def _remove_orphaned_folder(folder: Path, watch_pid: int | None) -> None:
+    """Remove the folder :func:`start_server` made for this server once the driver that made
+    it is gone (killed with SIGKILL: nothing else removes it from /dev/shm)."""
+    if watch_pid is None or not folder.name.startswith(DEVICE_FOLDER_PREFIX):
+        return
+    try:
+        os.kill(watch_pid, 0)
+    except ProcessLookupError:
+        shutil.rmtree(folder, ignore_errors=True)
+    except PermissionError:
+        pass  # alive, another user's
 
 
 class ServerProcess:
@@ -162,7 +178,7 @@ def start_server(cfg: Config, *, link: str | None = None, clock_mhz: float = 250
     preset(link)  # an unknown preset is the caller's error, not a dead simulator
     build_platform(cfg, stub=stub, waves=waves is not None)
     shm = Path("/dev/shm")
-    folder = Path(tempfile.mkdtemp(prefix=f"vtabench-device-{cfg.name}-",
+    folder = Path(tempfile.mkdtemp(prefix=f"{DEVICE_FOLDER_PREFIX}{cfg.name}-",
                                    dir=str(shm) if shm.is_dir() else None))
     cfg_file = folder / "config.json"
     cfg_file.write_text(json.dumps(cfg.as_dict()))
