@@ -283,3 +283,39 @@ def test_signal_on_rtl_leaves_nothing(tmp_path, sig):
     assert _wait_for(lambda: not _commands_with(marker), 60), "the simulator outlived vtabench"
     assert _wait_for(lambda: not device_dir.exists() and not Path(sim_log).parent.exists(), 30)
     assert not (tmp_path / "o.bin").exists()
+
+
+def test_missing_file_names_the_option(tmp_path, capsys):
+    code, dram = _gemm_loop((1, 1))
+    (tmp_path / "p.bin").write_bytes(code)
+    assert main(["exec", "--insns", str(tmp_path / "p.bin"), "--dram", str(tmp_path / "no.bin"),
+                 "--out", str(tmp_path / "o.bin")]) == 2
+    err = capsys.readouterr().err
+    assert f"--dram {tmp_path / 'no.bin'}" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_regress_count_must_be_positive(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["regress", "--count", "-3"])
+    assert info.value.code == 2
+    assert "--count: -3 is not a positive count" in capsys.readouterr().err
+
+
+def test_int8_input_is_refused_and_seed_printed(small_pkg, tmp_path, capsys):
+    pkg, x, _ = small_pkg
+    np.save(tmp_path / "x8.npy", np.load(x).astype(np.int8))
+    assert main(["run", str(pkg), "--input", str(tmp_path / "x8.npy")]) == 2
+    assert "holds int8" in capsys.readouterr().err
+    assert main(["run", str(pkg), "--input", str(x), "--seed", "1234"]) == 0
+    assert "target fsim, seed 1234" in capsys.readouterr().out
+
+
+def test_cpu_only_model_is_warned_about():
+    from types import SimpleNamespace
+
+    from vtabench.cli.compile import summarize
+
+    pkg = SimpleNamespace(programs=[], manifest={
+        "nodes": [{"name": "c", "op": "conv2d", "device": "cpu"}], "stats": {"insns": 0},
+        "plan_bytes": 0, "static_bytes": 0})
+    assert any("warning: nothing runs on VTA" in line for line in summarize(pkg))

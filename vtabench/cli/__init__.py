@@ -27,6 +27,29 @@ class Terminated(BaseException):
     /dev/shm folder), temporary files go."""
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1 (a count of 0 or less would pass vacuously)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive count")
+    return value
+
+
+def _file_error(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                exc: OSError) -> str:
+    """An OSError's message, led by the option (or argument) whose value is the file."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for action in sub.choices[args.command]._actions:
+        value = getattr(args, action.dest, None)
+        if exc.filename is not None and value is not None and str(value) == str(exc.filename):
+            name = action.option_strings[0] if action.option_strings else action.dest.upper()
+            return f"{name} {exc.filename}: {exc.strerror or exc}"
+    return str(exc)
+
+
 def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated
 
@@ -54,12 +77,17 @@ def main(argv: list[str] | None = None) -> int:
     from vtabench.spec.config import ConfigError
     from vtabench.spec.isa.insn import EncodeError
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
     try:
         return int(args.func(args) or 0)
-    except (CliError, ConfigError, EncodeError, DeviceError, ValueError, OSError) as exc:
+    except OSError as exc:
+        print(f"vtabench {args.command}: error: {_file_error(parser, args, exc)}",
+              file=sys.stderr)
+        return 2
+    except (CliError, ConfigError, EncodeError, DeviceError, ValueError) as exc:
         print(f"vtabench {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except (KeyboardInterrupt, Terminated) as exc:

@@ -65,6 +65,9 @@ def summarize(pkg) -> list[str]:
             lines.append(f"  CPU fallback: {n['name']} ({n['op']}): {n['reason']}")
     lines.append(f"  device memory plan {man['plan_bytes']} bytes, static image "
                  f"{man['static_bytes']} bytes (uploaded once per model)")
+    if not vta:
+        lines.append("  warning: nothing runs on VTA, the whole model runs on the CPU (a float "
+                     "model? quantize it first: vtabench quantize)")
     return lines
 
 

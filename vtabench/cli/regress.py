@@ -9,6 +9,8 @@ from concurrent.futures import Executor
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
+from vtabench.cli import positive_int
+
 TARGETS = ("fsim", "rtl", "opencl")
 #: Local worker processes when neither --jobs nor --cluster says otherwise.
 DEFAULT_JOBS = 2
@@ -22,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("regress", help="random programs (or whole networks) on several targets, "
                        "compared with fsim (or the integer reference)")
     p.add_argument("--config", default="default", help="configuration name or JSON path")
-    p.add_argument("--count", type=int, default=200, help="number of random programs")
+    p.add_argument("--count", type=positive_int, default=200, help="number of random programs")
     p.add_argument("--seed", type=int, help="run seed (random when omitted; always printed)")
     p.add_argument("--targets", default="fsim,rtl,opencl",
                    help="comma-separated targets; fsim is always the golden model")

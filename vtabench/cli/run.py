@@ -9,6 +9,7 @@ layer, after the timed batched inference).
 from __future__ import annotations
 
 import argparse
+import random
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -32,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", default=None,
                    help="configuration (ONNX input; default 'default'; must match a package's)")
     p.add_argument("--runs", type=int, default=1, help="inferences to run (default 1)")
+    p.add_argument("--seed", type=int, help="random seed of the target (rtl: the simulator's "
+                   "random initialisation; printed; fsim and opencl are deterministic)")
     p.add_argument("--profile", action=argparse.BooleanOptionalAction, default=None,
                    help="per-layer run (one sync per layer) for cycles; default on for "
                    "targets that count cycles (rtl)")
@@ -92,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
     for line in summarize(pkg):
         print(line)
     x = np.load(args.input)
+    if not np.issubdtype(x.dtype, np.floating):
+        raise CliError(f"--input {args.input} holds {x.dtype}; the model takes its float input "
+                       f"(it quantizes it itself): save the unquantized float array")
     spec = pkg.manifest["inputs"][0]
     if tuple(x.shape) != tuple(spec["shape"]):
         raise CliError(f"input {args.input} has shape {x.shape}, the model takes "
@@ -101,9 +107,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--plot draws the profiling run: not with --no-profile")
     rec = (Recorder(args.target, args.timeline, "--timeline" if args.timeline else "--plot")
            if args.timeline or args.plot else None)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    print(f"target {args.target}, seed {seed}")
+    dev_opts = {"seed": seed} if "seed" in BACKENDS[args.target].options else {}
     with rec or nullcontext():
         results = run_package(pkg, args.target, [x.astype(np.float32)], runs=args.runs,
-                              profile=profile, progress=not args.no_progress)
+                              profile=profile, progress=not args.no_progress, **dev_opts)
     timed = results[:args.runs]
     r = timed[-1]
     print(f"target {args.target}: load (once per model): {r.load['bytes_written']} bytes "
