@@ -53,14 +53,19 @@ def _runner():
     return _PortsOnlyVerilator()
 
 
-def run_unit(name: str, seed: int | None = None) -> None:
+def run_unit(name: str, seed: int | None = None, *, hdl: Path = HDL, bench: str | None = None,
+             testcase: str | None = None, expect_fail: bool = False) -> str:
+    """Build unit ``name`` (from ``hdl``: a mutated copy builds in a folder of its own) with
+    assertions on and run its bench (``bench``: another cocotb module of unit/; ``testcase``:
+    one test of it). Returns the simulator's log. A failing test fails this call with the
+    assertion messages of the log, unless ``expect_fail`` (then a passing run fails it)."""
     import json
 
     setup_verilator_env()
     top, files, params = UNITS[name]
     sources = [HDL / "gen" / "default" / "vta_pkg.sv", *SV_PACKAGES]
-    sources += [HDL / f for f in files]
-    bdir = BUILD / name
+    sources += [hdl / f for f in files]
+    bdir = BUILD / (name if hdl == HDL else f"{name}-{hdl.parent.name}")
     bdir.mkdir(parents=True, exist_ok=True)
     vlt = bdir / "public.vlt"  # only the top's signals are public (see _runner)
     text = f'`verilator_config\npublic_flat_rw -module "{top}" -var "*"\n'
@@ -69,22 +74,34 @@ def run_unit(name: str, seed: int | None = None) -> None:
     sources.append(vlt)
     runner = _runner()
     runner.build(sources=[str(s) for s in sources], hdl_toplevel=top, parameters=params,
-                 build_dir=str(bdir), build_args=["-Wno-fatal", "-O2"], always=False)
+                 build_dir=str(bdir), build_args=["-Wno-fatal", "-O2", "--assert"], always=False)
     results = bdir / "results.xml"
     results.unlink(missing_ok=True)  # a crashed run must not pass on the last run's results
+    log = bdir / "sim.log"
     env = {"UNIT_PARAMS": json.dumps(params)}
     if seed is not None:
         env["COCOTB_RANDOM_SEED"] = str(seed)
-    runner.test(test_module=f"vtabench.targets.rtl.unit.test_{BENCH.get(name, name)}", hdl_toplevel=top, hdl_toplevel_lang="verilog",
-                build_dir=str(bdir), test_dir=str(bdir), results_xml=str(results),
-                extra_env=env, seed=seed)
-    # the runner raises on failure in recent cocotb; check the results file as well
-    assert results.exists(), f"{name}: the bench wrote no {results} (seed {seed})"
-    cases = list(ET.parse(results).getroot().iter("testcase"))
-    assert cases, f"{name}: no cocotb test ran (see {results})"
+    module = bench or BENCH.get(name, name)
+    try:
+        runner.test(test_module=f"vtabench.targets.rtl.unit.test_{module}", hdl_toplevel=top,
+                    hdl_toplevel_lang="verilog", build_dir=str(bdir), test_dir=str(bdir),
+                    results_xml=str(results), extra_env=env, seed=seed, log_file=str(log),
+                    testcase=testcase)
+    except (RuntimeError, SystemExit):  # a failing test or an assertion that stopped the run
+        pass
+    text = log.read_text(errors="replace") if log.exists() else ""
+    fired = [ln for ln in text.splitlines() if "Assertion failed" in ln or "%Error" in ln]
+    cases = list(ET.parse(results).getroot().iter("testcase")) if results.exists() else []
     fails = [tc.get("name") for tc in cases
              if tc.find("failure") is not None or tc.find("error") is not None]
-    assert not fails, f"{name}: failing tests {fails} (see {results}; seed {seed})"
+    if expect_fail:
+        assert fails or not cases, f"{name}: {module} passed but was expected to fail"
+        return text
+    assert results.exists(), f"{name}: the bench wrote no {results} (seed {seed})"
+    assert cases, f"{name}: no cocotb test ran (see {results})"
+    assert not fails and not fired, (f"{name}: failing tests {fails} (see {results}; seed {seed})"
+                                     + "".join(f"\n  {ln}" for ln in fired[:10]))
+    return text
 
 
 @pytest.mark.parametrize("name", sorted(UNITS))

@@ -164,7 +164,7 @@ def _build_args(waves: bool, coverage: bool = False) -> list[str]:
         "-O3",
         "--x-assign", "fast",
         "--x-initial", "unique",  # random initial values with +verilator+rand+reset+2
-        "--noassert",
+        "--assert",  # the RTL's SVA (docs/rtl.md, Assertions): a failure ends the run with its name
         "-Wno-fatal",
         "-Wno-lint",
         "-Wno-style",

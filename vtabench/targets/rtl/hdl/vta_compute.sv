@@ -445,6 +445,32 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   assign err_o     = err_q;
   assign err_idx_o = idx_q;
 
+`ifndef SYNTHESIS
+  // ---------------------------------------------------------------- assertions (simulation)
+  logic [INSN_WIDTH-1:0] cmd_insn;
+  logic [2:0]            cmd_op, cmd_mtype;
+  assign cmd_insn  = cmd_i[INSN_WIDTH-1:0];
+  assign cmd_op    = cmd_insn[GEMM_OPCODE_LSB +: 3];
+  assign cmd_mtype = cmd_insn[MEM_MEMORY_TYPE_LSB +: 3];
+
+  a_state_legal: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      state_q inside {S_IDLE, S_POP, S_LOAD, S_LOOP, S_DRAIN, S_PUSH})
+    else $error("compute: illegal state %0d", state_q);
+  // what fetch routes here (vta_fetch): LOAD of UOP / ACC / ACC_8BIT, GEMM, legal ALU, FINISH
+  a_cmd_routed: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      cmd_valid_i && cmd_ready_o |->
+      (cmd_op == 3'(OPCODE_LOAD) && cmd_mtype inside {3'(MEM_ID_UOP), 3'(MEM_ID_ACC),
+                                                       3'(MEM_ID_ACC_8BIT)}) ||
+      cmd_op == 3'(OPCODE_GEMM) || cmd_op == 3'(OPCODE_FINISH) ||
+      (cmd_op == 3'(OPCODE_ALU) && !cmd_insn[ALU_RESET_REG_LSB] &&
+       cmd_insn[ALU_ALU_OPCODE_LSB +: 3] <= 3'(ALU_OPCODE_MUL)))
+    else $error("compute: took an instruction fetch does not route here (opcode %0d)", cmd_op);
+  // the pipeline runs only in the loop and its drain
+  a_pipe_in_loop: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      g1_q |-> state_q inside {S_LOOP, S_DRAIN, S_IDLE})
+    else $error("compute: a micro-op in flight in state %0d", state_q);
+`endif
+
   assign pop_wait_o  = (state_q == S_POP) && !tokens_ok;
   assign push_wait_o = (state_q == S_PUSH) && !push_ok;
   assign mem_wait_o  = (state_q == S_LOAD) && !dma_w;

@@ -551,6 +551,14 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg::
     end
   end
 
+`ifndef SYNTHESIS
+  // ---------------------------------------------------------------- assertions (simulation)
+  // vta_buf: its window (DMA) and element (compute) write ports are never used together
+  a_acc_one_writer: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      !(acc_win_we && res_we))
+    else $error("acc buffer: a LOAD window write and a compute write in one cycle");
+`endif
+
   // address bits above a buffer's size are not used (the stages compute in 32 bits)
   logic unused_addr;
   assign unused_addr = ^{ld_w_addr, cp_w_addr, out_addr};

@@ -211,6 +211,17 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
     end
   end
 
+`ifndef SYNTHESIS
+  // ---------------------------------------------------------------- assertions (simulation)
+  // credits: fetch only requests what its beat buffer can hold, so it never stalls R
+  a_beats_accepted: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      r_valid_i |-> r_ready_o)
+    else $error("fetch: a read beat found the beat buffer full");
+  a_one_route: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      $onehot0({ld_valid_o, cp_valid_o, st_valid_o}))
+    else $error("fetch: one instruction routed to two queues");
+`endif
+
   assign done_o    = act_q && (idx_q == count_q);
   assign err_o     = err_q;
   assign err_idx_o = err_idx_q;

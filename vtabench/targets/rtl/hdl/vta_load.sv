@@ -164,6 +164,20 @@ module vta_load import vta_pkg::*; import vta_err_pkg::*; #(
   assign err_o     = err_q;
   assign err_idx_o = idx_q;
 
+`ifndef SYNTHESIS
+  // ---------------------------------------------------------------- assertions (simulation)
+  logic [INSN_WIDTH-1:0] cmd_insn;
+  assign cmd_insn = cmd_i[INSN_WIDTH-1:0];
+
+  // what fetch routes here (vta_fetch): LOAD of INP / WGT, no token of the previous stage
+  a_cmd_routed: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      cmd_valid_i && cmd_ready_o |->
+      cmd_insn[MEM_OPCODE_LSB +: 3] == 3'(OPCODE_LOAD) &&
+      cmd_insn[MEM_MEMORY_TYPE_LSB +: 3] inside {3'(MEM_ID_INP), 3'(MEM_ID_WGT)} &&
+      !cmd_insn[MEM_POP_PREV_DEP_LSB] && !cmd_insn[MEM_PUSH_PREV_DEP_LSB])
+    else $error("load: took an instruction fetch does not route here");
+`endif
+
   assign pop_wait_o  = (state_q == S_POP) && pop_next && !g2l_valid_i;
   assign push_wait_o = (state_q == S_PUSH) && push_next && !l2g_ready_i;
   assign mem_wait_o  = (state_q == S_EXEC) && !w_valid;

@@ -7,7 +7,8 @@
 // their beats without waiting on anything but themselves.
 // Write side: one client (store) asks for byte ranges the same way (one AW per burst)
 // and streams beats + strobes; the engine adds WLAST per burst and sends W beats only
-// for bursts whose AW was accepted.
+// for bursts whose AW was accepted. A beat goes straight to W, so the client holds
+// wr_valid_i and its beat until wr_ready_o (AXI's rule for WVALID).
 // halt_i (core error): no new request or burst starts; R and B are drained; write
 // bursts already announced are completed with all strobes low. idle_o: nothing pending.
 module vta_mem_engine #(
@@ -261,10 +262,15 @@ module vta_mem_engine #(
     .count_o  (wf_count)
   );
 
+  // A beat shown on W keeps its payload until accepted: after halt_i, beats still owed to
+  // announced bursts carry no strobes, but a beat already waiting keeps the strobes it showed.
+  logic w_wait_q, w_zero_q, w_zero;
+
+  assign w_zero          = w_wait_q ? w_zero_q : halt_i;
   assign w_last          = (w_beat_q == wf_len);
   assign m_axi_wvalid_o  = wf_valid && (wr_valid_i || halt_i);
   assign m_axi_wdata_o   = wr_data_i;
-  assign m_axi_wstrb_o   = halt_i ? '0 : wr_strb_i;
+  assign m_axi_wstrb_o   = w_zero ? '0 : wr_strb_i;
   assign m_axi_wlast_o   = w_last;
   assign wr_ready_o      = wf_valid && m_axi_wready_i && !halt_i;
   assign w_hs            = m_axi_wvalid_o && m_axi_wready_i;
@@ -282,6 +288,8 @@ module vta_mem_engine #(
       aw_len_q   <= '0;
       wr_out_q   <= '0;
       w_beat_q   <= '0;
+      w_wait_q   <= 1'b0;
+      w_zero_q   <= 1'b0;
     end else begin
       wr_act_q   <= wr_act_d;
       wr_addr_q  <= wr_addr_d;
@@ -290,6 +298,8 @@ module vta_mem_engine #(
       aw_addr_q  <= aw_addr_d;
       aw_len_q   <= aw_len_d;
       wr_out_q   <= wr_out_q + CntW'(aw_hs) - CntW'(m_axi_bvalid_i);
+      w_wait_q   <= m_axi_wvalid_o && !m_axi_wready_i;
+      w_zero_q   <= w_zero;
       if (w_hs) begin
         w_beat_q <= w_last ? 8'd0 : w_beat_q + 8'd1;
       end
@@ -308,5 +318,76 @@ module vta_mem_engine #(
 
   logic unused;
   assign unused = ^{wf_ready, m_axi_bid_i, m_axi_bresp_i[0], m_axi_rresp_i[0]};
+
+  // ---------------------------------------------------------------- assertions (simulation)
+  // The AXI4 master rules this engine relies on (AMBA AXI4, A3.2.1 handshakes, A3.4.1 bursts):
+  // VALID held until READY with a stable payload (WDATA: the bytes WSTRB enables, as ARM's
+  // protocol checker reads it), INCR bursts of full-width beats that never cross 4 KiB, one
+  // WLAST per burst on its last beat, W only for announced bursts.
+`ifndef SYNTHESIS
+  localparam int unsigned IncrBurst = 1;
+
+  a_ar_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      m_axi_arvalid_o && !m_axi_arready_i |=> m_axi_arvalid_o &&
+      $stable({m_axi_arid_o, m_axi_araddr_o, m_axi_arlen_o, m_axi_arsize_o, m_axi_arburst_o}))
+    else $error("AR: ARVALID dropped or AR payload changed before ARREADY");
+  a_aw_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      m_axi_awvalid_o && !m_axi_awready_i |=> m_axi_awvalid_o &&
+      $stable({m_axi_awid_o, m_axi_awaddr_o, m_axi_awlen_o, m_axi_awsize_o, m_axi_awburst_o}))
+    else $error("AW: AWVALID dropped or AW payload changed before AWREADY");
+
+  logic [Dw-1:0] w_bits;   // WDATA bits whose strobe is set
+  always_comb begin
+    for (int unsigned i = 0; i < Sw; i++) begin
+      w_bits[i*8 +: 8] = m_axi_wdata_o[i*8 +: 8] & {8{m_axi_wstrb_o[i]}};
+    end
+  end
+  a_w_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      m_axi_wvalid_o && !m_axi_wready_i |=> m_axi_wvalid_o &&
+      $stable({m_axi_wstrb_o, m_axi_wlast_o, w_bits}))
+    else $error("W: WVALID dropped or W payload changed before WREADY");
+
+  a_ar_burst: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      m_axi_arvalid_o |-> m_axi_arburst_o == 2'(IncrBurst) && m_axi_arsize_o == 3'(LogSw) &&
+      (m_axi_araddr_o & Aw'(Sw - 1)) == '0 &&
+      32'(m_axi_araddr_o & Aw'(WindowBytes - 1)) + ((32'(m_axi_arlen_o) + 1) << LogSw)
+          <= 32'(WindowBytes))
+    else $error("AR: not an aligned full-width INCR burst inside one 4 KiB window");
+  a_aw_burst: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      m_axi_awvalid_o |-> m_axi_awburst_o == 2'(IncrBurst) && m_axi_awsize_o == 3'(LogSw) &&
+      (m_axi_awaddr_o & Aw'(Sw - 1)) == '0 &&
+      32'(m_axi_awaddr_o & Aw'(WindowBytes - 1)) + ((32'(m_axi_awlen_o) + 1) << LogSw)
+          <= 32'(WindowBytes))
+    else $error("AW: not an aligned full-width INCR burst inside one 4 KiB window");
+
+  // WLAST: an independent record of the accepted AW lengths, in order
+  int unsigned aw_lens[$];
+  int unsigned w_beats_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      aw_lens.delete();
+      w_beats_q <= 0;
+    end else begin
+      if (w_hs) begin
+        a_w_announced: assert (aw_lens.size() != 0)
+          else $error("W: a beat with no accepted AW burst waiting for data");
+        a_wlast: assert (aw_lens.size() == 0 || m_axi_wlast_o == (w_beats_q == aw_lens[0]))
+          else $error("W: WLAST %0d on beat %0d of a %0d-beat burst", m_axi_wlast_o,
+                      w_beats_q + 1, aw_lens[0] + 1);
+        if (m_axi_wlast_o) begin
+          if (aw_lens.size() != 0) void'(aw_lens.pop_front());
+          w_beats_q <= 0;
+        end else begin
+          w_beats_q <= w_beats_q + 1;
+        end
+      end
+      if (aw_hs) aw_lens.push_back(int'(m_axi_awlen_o));
+    end
+  end
+
+  // the W-length FIFO never refuses an accepted AW (the AW credit check)
+  a_wlen_room: assert property (@(posedge clk_i) disable iff (!rst_ni) aw_hs |-> wf_ready)
+    else $error("an accepted AW found the W-length FIFO full");
+`endif
 
 endmodule : vta_mem_engine

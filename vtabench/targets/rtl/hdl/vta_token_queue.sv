@@ -1,6 +1,7 @@
 // vta_token_queue: a dependency-token queue (l2g, g2l, g2s, s2g). Tokens carry no
-// data, so the queue is a saturating counter of Depth tokens. A push when full and a
-// pop when empty are ignored (the stages only do them when ready_o / valid_o say so).
+// data, so the queue is a counter of Depth tokens. A push when full (overflow) and a pop
+// when empty (underflow) are errors of the stage that does them (the stages only push on
+// ready_o and pop on valid_o): assertions in simulation; in hardware they are ignored.
 module vta_token_queue #(
   parameter int unsigned Depth = 256,
   localparam int unsigned Cw   = $clog2(Depth + 1)
@@ -33,5 +34,12 @@ module vta_token_queue #(
       count_q <= count_q + Cw'(push) - Cw'(pop);
     end
   end
+
+`ifndef SYNTHESIS
+  a_no_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni) push_i |-> ready_o)
+    else $error("token queue overflow: push with %0d of %0d tokens", count_q, Depth);
+  a_no_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni) pop_i |-> valid_o)
+    else $error("token queue underflow: pop of an empty queue");
+`endif
 
 endmodule : vta_token_queue

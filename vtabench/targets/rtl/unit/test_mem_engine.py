@@ -84,6 +84,7 @@ class MemTB(ClockedTB):
         outstanding = max_out = 0
         stats = {"ar": 0, "aw": 0, "ar_after_halt": 0, "aw_after_halt": 0}
         halted = False
+        w_offered = False   # the client shows a beat: it keeps it until the engine takes it
         for n in range(max_cycles):
             if halt_at is not None and n == halt_at:
                 d.halt_i.value = 1
@@ -104,7 +105,8 @@ class MemTB(ClockedTB):
                 d.wr_req_addr_i.value, d.wr_req_len_i.value = wr_pending[0]
             else:
                 d.wr_req_valid_i.value = 0
-            if w_beats and r.random() < p_cli:
+            if w_beats and (w_offered or r.random() < p_cli):  # held until taken (AXI W)
+                w_offered = True
                 d.wr_valid_i.value = 1
                 d.wr_data_i.value = int.from_bytes(w_beats[0][0], "little")
                 d.wr_strb_i.value = w_beats[0][1]
@@ -185,6 +187,7 @@ class MemTB(ClockedTB):
                     assert strb == w_beats[0][1]
                 if val(d.wr_ready_o) and val(d.wr_valid_i):
                     w_beats.popleft()
+                    w_offered = False
                 aw_q[0][0] += BUS
                 aw_q[0][1] -= 1
                 if aw_q[0][1] == 0:

@@ -1,5 +1,7 @@
 """Unit bench: vta_token_queue (dependency-token counter). Directed fill / drain / clear and a
-randomised push / pop sequence checked every cycle against a counting model."""
+randomised push / pop sequence checked every cycle against a counting model. The stimulus keeps
+the queue's contract (push only when ready_o, pop only when valid_o): a push past full or a pop
+of an empty queue fires the module's assertions (unit/test_token_queue_misuse.py)."""
 
 from __future__ import annotations
 
@@ -34,15 +36,18 @@ class TokenQueueTB(ClockedTB):
 async def directed(dut):
     tb = TokenQueueTB(dut)
     await tb.start({"push_i": 0, "pop_i": 0, "clr_i": 0})
-    for _ in range(tb.depth + 3):          # fill past full: extra pushes are ignored
+    for _ in range(tb.depth):              # fill to full
         await tb.step(1, 0)
     assert tb.count == tb.depth
-    await tb.step(1, 1)                    # full: push ignored, pop taken
+    await tb.step(0, 1)                    # full: a pop makes room
     await tb.step(1, 1)                    # push and pop together keep the count
-    for _ in range(tb.depth + 3):          # drain past empty
+    await tb.step(1, 0)
+    assert tb.count == tb.depth
+    for _ in range(tb.depth):              # drain to empty
         await tb.step(0, 1)
     assert tb.count == 0
-    await tb.step(1, 1)                    # empty: pop ignored, push taken
+    await tb.step(1, 0)
+    await tb.step(1, 1)
     assert tb.count == 1
     await tb.step(1, 0)
     await tb.step(0, 0, clr=1)             # clear
@@ -56,6 +61,6 @@ async def randomised(dut):
     await tb.start({"push_i": 0, "pop_i": 0, "clr_i": 0})
     for i in range(3000):
         bias = 0.7 if (i // 300) % 2 == 0 else 0.3   # phases that fill and that drain
-        push = int(tb.rng.random() < bias)
-        pop = int(tb.rng.random() < 1 - bias)
+        push = int(tb.rng.random() < bias and tb.count < tb.depth)
+        pop = int(tb.rng.random() < 1 - bias and tb.count > 0)
         await tb.step(push, pop, clr=int(tb.rng.random() < 0.002))
