@@ -38,8 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, default=RUN_TIMEOUT_S,
                    help="seconds (wall clock) before the run is stopped with RunTimeoutError, on "
                    "every target (default %(default)s: no real program comes near it, a runaway "
-                   "loop always reaches it; fsim also stops at once on a micro-op loop past its "
-                   "work budget, naming the instruction)")
+                   "loop always reaches it; checked between instructions on fsim, whose one "
+                   "instruction runs at most 2^22 micro-op iterations (a few seconds); fsim "
+                   "stops at once on a longer loop, naming the instruction)")
     p.add_argument("--platform", help="opencl: platform name (substring)")
     p.add_argument("--device", help="opencl: device name (substring)")
     p.set_defaults(func=run)

@@ -27,12 +27,14 @@ from vtabench.spec.validate import validated_order
 AluObserver = Callable[[Insn, np.ndarray, np.ndarray], None]
 
 #: The most micro-op iterations of one GEMM or ALU instruction fsim runs. fsim expands a loop
-#: into index arrays (tens of bytes per iteration), so this caps one instruction's memory near
-#: 1 GB. A compiled layer's loop pairs each acc row with each weight tile at most once (acc x
-#: wgt depth: 2^21 for default, 2^20 for cloud64); a runaway 16383 x 16383 loop is 2^28.
-MAX_INSN_ITERATIONS = 1 << 24
+#: into index arrays and checks the timeout between instructions, so this caps one
+#: instruction's memory and time: 2^22 iterations all on one acc row (fsim's slowest case) took
+#: 7 s and 1.9 GB peak (measured, default config). A compiled layer's loop pairs each acc row
+#: with each weight tile at most once (acc x wgt depth: 2^21 for default and cloud32, 2^20 for
+#: cloud64 and edge8); a runaway 16383 x 16383 loop is 2^28.
+MAX_INSN_ITERATIONS = 1 << 22
 
-#: The most micro-op iterations of one run (the work budget): 64 of the largest instructions.
+#: The most micro-op iterations of one run (the work budget): 256 of the largest instructions.
 MAX_RUN_ITERATIONS = 1 << 30
 
 
