@@ -1,9 +1,13 @@
-"""OpenCL conformance on PoCL: the same programs as fsim, bit-exact, for default and cloud32.
+"""OpenCL conformance on PoCL: the same programs as fsim, bit-exact, for both kernel variants
+(group: vta_group.cl, one work-group per program; item: vta.cl, one work-item) and the
+configurations default, cloud32 and cloud64.
 
 Every directed program, the smoke set's GEMM-heavy programs, the shared random programs
 (vtabench.verify.random_program) and a batch of racy random programs (random token flags that leave
-races, so only a machine with fsim's exact stage / token schedule matches) run on the
-kernel of opencl/vta.cl and must leave the DRAM image byte-identical to fsim's. The kernel is
+races, so only a machine with fsim's exact stage / token schedule matches) run on each kernel and
+must leave the DRAM image byte-identical to fsim's. The larger configurations run fewer random
+programs (the suite's time on two cores). The group variant's batch entry point runs many programs
+in one launch; mutants of its parallel paths must fail (the programs exercise them). Each kernel is
 built once per configuration per test session (per worker under xdist). Error tests: a missing
 platform, a kernel that does not build, a run past its timeout, a prebuilt binary for another
 configuration, and the kernel's own guards (deadlock, DRAM range) each give a clear error.
@@ -11,8 +15,11 @@ configuration, and the kernel's own guards (deadlock, DRAM range) each give a cl
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -38,33 +45,45 @@ from vtabench.fsim import Fsim  # noqa: E402
 
 pytestmark = pytest.mark.opencl
 
-CONFIGS = ("default", "cloud32")
+CONFIGS = ("default", "cloud32", "cloud64")
+VARIANTS = ("group", "item")
 PLATFORM = os.environ.get("VTA_TEST_OPENCL_PLATFORM", "Portable")
-N_RACY = 40
-N_SHARED_RANDOM = 32
+#: Random programs per configuration and variant.
+N_RACY = {"default": 40, "cloud32": 12, "cloud64": 6}
+N_SHARED_RANDOM = {"default": 32, "cloud32": 12, "cloud64": 6}
 MEM_BYTES = 4 << 20
 
 
 
-_DEVICES: dict[str, ob.OpenCLDevice] = {}
+_DEVICES: dict[tuple[str, str], ob.OpenCLDevice] = {}
 
 
-def device(cfg_name: str) -> ob.OpenCLDevice:
-    """One device (one kernel build) per configuration per session."""
-    if cfg_name not in _DEVICES:
-        _DEVICES[cfg_name] = ob.OpenCLDevice(load_config(cfg_name), MEM_BYTES, platform=PLATFORM)
-    return _DEVICES[cfg_name]
+def device(cfg_name: str, variant: str = "group") -> ob.OpenCLDevice:
+    """One device (one kernel build) per configuration and variant per session."""
+    if (cfg_name, variant) not in _DEVICES:
+        _DEVICES[cfg_name, variant] = ob.OpenCLDevice(load_config(cfg_name), MEM_BYTES,
+                                                      platform=PLATFORM, variant=variant)
+    return _DEVICES[cfg_name, variant]
 
 
-def check(cfg: Config, prog: TestProgram) -> None:
+def expected(cfg: Config, prog: TestProgram) -> np.ndarray:
     ref = prog.dram.copy()
     Fsim(cfg).run(prog.insns, ref)
-    got = prog.dram.copy()
-    run_program(device(cfg.name), prog.insns, got, timeout_s=60)
+    return ref
+
+
+def assert_same(prog: TestProgram, cfg: Config, ref: np.ndarray, got: np.ndarray) -> None:
     if not np.array_equal(ref, got):
         diff = np.flatnonzero(ref != got)
         pytest.fail(f"{prog.name} ({cfg.name}): {diff.size} bytes differ from fsim, first at "
                     f"{int(diff[0]):#x}: fsim {int(ref[diff[0]])}, opencl {int(got[diff[0]])}")
+
+
+def check(cfg: Config, prog: TestProgram, variant: str = "group",
+          dev: ob.OpenCLDevice | None = None) -> None:
+    got = prog.dram.copy()
+    run_program(dev or device(cfg.name, variant), prog.insns, got, timeout_s=60)
+    assert_same(prog, cfg, expected(cfg, prog), got)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,32 +164,176 @@ def _directed_names() -> list[str]:
     return [p.name for p in directed_programs(load_config("default"))]
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("cfg_name", CONFIGS)
 @pytest.mark.parametrize("name", _directed_names())
-def test_directed(cfg_name: str, name: str) -> None:
+def test_directed(cfg_name: str, variant: str, name: str) -> None:
     cfg = load_config(cfg_name)
     (prog,) = [p for p in directed_programs(cfg) if p.name == name]
-    check(cfg, prog)
+    check(cfg, prog, variant)
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("cfg_name", CONFIGS)
-def test_smoke_gemm_programs(cfg_name: str) -> None:
+def test_smoke_gemm_programs(cfg_name: str, variant: str) -> None:
     cfg = load_config(cfg_name)
     for prog in (token_order(cfg), conv1d_padded(cfg), gemm_tiled(cfg, 64, 16, 16)):
-        check(cfg, prog)
+        check(cfg, prog, variant)
 
 
-@pytest.mark.parametrize("cfg_name", CONFIGS)
-@pytest.mark.parametrize("seed", range(N_RACY))
-def test_racy_random(cfg_name: str, seed: int) -> None:
-    check(load_config(cfg_name), _racy(cfg_name, seed))
+def _seeds(counts: dict[str, int]) -> list[tuple[str, int]]:
+    return [(c, s) for c in CONFIGS for s in range(counts[c])]
 
 
-@pytest.mark.parametrize("cfg_name", CONFIGS)
-@pytest.mark.parametrize("seed", range(N_SHARED_RANDOM))
-def test_shared_random(cfg_name: str, seed: int) -> None:
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize(("cfg_name", "seed"), _seeds(N_RACY))
+def test_racy_random(cfg_name: str, seed: int, variant: str) -> None:
+    check(load_config(cfg_name), _racy(cfg_name, seed), variant)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize(("cfg_name", "seed"), _seeds(N_SHARED_RANDOM))
+def test_shared_random(cfg_name: str, seed: int, variant: str) -> None:
     cfg = load_config(cfg_name)
-    check(cfg, random_program(cfg, np.random.default_rng(seed)))
+    check(cfg, random_program(cfg, np.random.default_rng(seed)), variant)
+
+
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+def test_batch_runs_one_program_per_work_group(cfg_name: str) -> None:
+    """run_programs on the group variant: the directed, smoke and random programs in one launch
+    (more programs than work-groups: a work-group runs several in turn), each image fsim's."""
+    cfg = load_config(cfg_name)
+    dev = device(cfg_name, "group")
+    progs = (directed_programs(cfg) + [token_order(cfg), conv1d_padded(cfg)]
+             + [random_program(cfg, np.random.default_rng(100 + s)) for s in range(8)])
+    assert len(progs) > dev.batch_groups
+    images = [p.dram.copy() for p in progs]
+    results = dev.run_programs([(p.insns, img) for p, img in zip(progs, images)], timeout_s=120)
+    for p, img, r in zip(progs, images, results):
+        assert not isinstance(r, Exception), f"{p.name}: {r}"
+        assert r.stats["batch_programs"] == len(progs) and r.stats["executed"] == len(p.insns)
+        assert_same(p, cfg, expected(cfg, p), img)
+
+
+def test_batch_reports_each_programs_error() -> None:
+    """A program that stops on an error in a batch gets its own KernelRunError; the others run."""
+    cfg = load_config("default")
+    good = gemm_tiled(cfg, 16, 4, 4)
+    stuck = [Insn(Opcode.GEMM, pop_prev_dep=1, uop_bgn=0, uop_end=0), Insn(Opcode.FINISH)]
+    images = [good.dram.copy(), np.zeros(4096, np.uint8), good.dram.copy()]
+    results = device("default", "group").run_programs(
+        [(good.insns, images[0]), (stuck, images[1]), (good.insns, images[2])])
+    assert isinstance(results[1], ob.KernelRunError) and results[1].code == ErrorCode.DEADLOCK
+    for k in (0, 2):
+        assert not isinstance(results[k], Exception)
+        assert_same(good, cfg, expected(cfg, good), images[k])
+
+
+def test_item_variant_runs_a_batch_one_program_after_another() -> None:
+    cfg = load_config("default")
+    progs = [gemm_tiled(cfg, 16, 4, 4), token_order(cfg)]
+    images = [p.dram.copy() for p in progs]
+    results = device("default", "item").run_programs([(p.insns, i) for p, i in zip(progs, images)])
+    assert all("batch_programs" not in r.stats for r in results)  # type: ignore[union-attr]
+    for p, img in zip(progs, images):
+        assert_same(p, cfg, expected(cfg, p), img)
+
+
+def test_variant_by_device_type_and_override(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """PoCL is a CPU: the group variant by default; variant= and VTA_OPENCL_VARIANT override;
+    -DVTA_ONCHIP is an item build; anything else is a one-line error."""
+    cfg = load_config("default")
+    dev = device("default", "group")
+    assert dev.variant == "group" and dev.group_size == ob.GROUP_SIZE_CPU
+    assert ob.choose_variant(dev.device, None, []) == "group"
+    assert ob.choose_variant(dev.device, None, ["-DVTA_ONCHIP"]) == "item"
+    monkeypatch.setenv(ob.ENV_VARIANT, "item")
+    assert ob.choose_variant(dev.device, None, []) == "item"
+    with pytest.raises(ob.OpenCLError, match="unknown kernel variant 'warp'"):
+        ob.choose_variant(dev.device, "warp", [])
+    with pytest.raises(ob.OpenCLError, match="-DVTA_ONCHIP builds the item variant"):
+        ob.OpenCLDevice(cfg, 1 << 16, platform=PLATFORM, variant="group",
+                        build_options=["-DVTA_ONCHIP"])
+    assert device("default", "item").variant == "item"
+    assert device("default", "item").group_size == 1
+
+
+#: Mutants of the group variant's parallel paths (old text, new text, a program that runs the
+#: path): each must make its program differ from fsim, so the conformance programs above really
+#: exercise the paths (and not only the sequential fallback).
+PATH_MUTANTS = {
+    "gemm_parallel": ("int v = (int)((uint)acc[ix] + (uint)sum[t]);",
+                      "int v = (int)((uint)acc[ix] + (uint)sum[t] + 1u);",
+                      lambda cfg: gemm_tiled(cfg, 16, 4, 4)),
+    "elementwise": ("lanes_t r = reset ? (lanes_t)(0)", "lanes_t r = reset ? (lanes_t)(1)",
+                    lambda cfg: gemm_tiled(cfg, 16, 4, 4)),
+    "sequential": ("v = (int)((uint)acc[ix] + (uint)sum);", "v = (int)((uint)acc[ix] - (uint)sum);",
+                   lambda cfg: next(p for p in directed_programs(cfg)
+                                    if p.name == "gemm_dst_repeat")),
+}
+
+
+@pytest.mark.parametrize("path", list(PATH_MUTANTS))
+def test_group_paths_are_exercised(path: str) -> None:
+    old, new, make = PATH_MUTANTS[path]
+    text = ob.GROUP_KERNEL_PATH.read_text()
+    assert text.count(old) == 1
+    cfg = load_config("default")
+    prog = make(cfg)
+    with ob.OpenCLDevice(cfg, 1 << 20, platform=PLATFORM, variant="group",
+                         source=text.replace(old, new)) as mutant:
+        got = prog.dram.copy()
+        run_program(mutant, prog.insns, got, timeout_s=60)
+    assert not np.array_equal(got, expected(cfg, prog)), f"{path}: the mutant passed {prog.name}"
+
+
+def test_group_with_the_micro_op_buffer_in_global_memory() -> None:
+    """Where local memory is too small for it (a 48 KiB GPU at 1024 work-items), the micro-op
+    buffer stays in scratch: the same programs, built that way on PoCL."""
+    cfg = load_config("default")
+    dev = device("default", "group")
+    assert "-DVTA_LOCAL_UOP" in dev.build_options  # PoCL has room for it
+    text = "#undef VTA_LOCAL_UOP\n" + ob.GROUP_KERNEL_PATH.read_text()
+    with ob.OpenCLDevice(cfg, MEM_BYTES, platform=PLATFORM, variant="group",
+                         source=text) as dev2:
+        for prog in [gemm_tiled(cfg, 16, 4, 4), token_order(cfg)] + [
+                random_program(cfg, np.random.default_rng(s)) for s in range(4)]:
+            check(cfg, prog, dev=dev2)
+
+
+def test_group_local_memory_policy() -> None:
+    """The micro-op buffer goes to local memory only where it fits beside the work area."""
+    cfg = load_config("default")
+    uop = cfg.uop_depth * cfg.uop_elem_bytes
+
+    # What group_build_options reads of a device: a GPU with 48 KiB of local memory.
+    gpu = SimpleNamespace(type=ob.cl.device_type.GPU, max_work_group_size=1024,
+                          local_mem_size=48 << 10, name="gpu",
+                          platform=SimpleNamespace(name="Other"))
+    assert ob.group_local_bytes(cfg, 256) + uop <= gpu.local_mem_size
+    assert ob.group_build_options(gpu, cfg, 256) == ["-DVTA_GROUP_SIZE=256", "-DVTA_LOCAL_UOP"]
+    assert ob.group_build_options(gpu, cfg, None) == ["-DVTA_GROUP_SIZE=1024"]
+    gpu.local_mem_size = ob.group_local_bytes(cfg, 1024) - 1
+    with pytest.raises(ob.OpenCLError, match="needs .* bytes of local memory"):
+        ob.group_build_options(gpu, cfg, None)
+    with pytest.raises(ob.OpenCLError, match="power of two"):
+        ob.group_build_options(gpu, cfg, 96)
+
+
+TINY = {"NAME": "tiny", "LOG_INP_WIDTH": 3, "LOG_WGT_WIDTH": 3, "LOG_ACC_WIDTH": 5,
+        "LOG_BATCH": 0, "LOG_BLOCK": 1, "LOG_UOP_BUFF_SIZE": 10, "LOG_INP_BUFF_SIZE": 8,
+        "LOG_WGT_BUFF_SIZE": 8, "LOG_ACC_BUFF_SIZE": 9}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_two_byte_elements(tmp_path: Path, variant: str) -> None:
+    """BLOCK 2: elements of 2 bytes (the kernels' narrowest copy and dot-product paths)."""
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(TINY))
+    cfg = load_config(path)
+    with ob.OpenCLDevice(cfg, 1 << 20, platform=PLATFORM, variant=variant) as dev:
+        for seed in range(6):
+            check(cfg, random_program(cfg, np.random.default_rng(seed)), dev=dev)
 
 
 def test_token_order_is_not_stream_order() -> None:
@@ -194,7 +357,7 @@ def test_racy_programs_depend_on_schedule(monkeypatch) -> None:  # type: ignore[
     cfg = load_config("default")
     orig = core.validated_order
     differs = 0
-    for seed in range(N_RACY):
+    for seed in range(N_RACY["default"]):
         prog = _racy("default", seed)
         ref = prog.dram.copy()
         Fsim(cfg).run(prog.insns, ref)
@@ -204,7 +367,8 @@ def test_racy_programs_depend_on_schedule(monkeypatch) -> None:  # type: ignore[
             in_stream_order = prog.dram.copy()
             Fsim(cfg).run(prog.insns, in_stream_order)
         differs += not np.array_equal(ref, in_stream_order)
-    assert differs >= N_RACY // 4, f"only {differs} of {N_RACY} racy programs depend on order"
+    n = N_RACY["default"]
+    assert differs >= n // 4, f"only {differs} of {n} racy programs depend on order"
 
 
 def test_smoke_cli_on_pocl(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -250,8 +414,9 @@ def test_missing_platform_from_environment(monkeypatch) -> None:  # type: ignore
 
 
 def test_kernel_build_failure_has_log() -> None:
-    head = "static int alu_shr(int a, int s) {"
-    broken = ob.KERNEL_PATH.read_text().replace(head, head + " undeclared_x++;")
+    head = "static int dot_row(__global const char *a, __global const char *b, int c) {"
+    assert head in ob.GROUP_KERNEL_PATH.read_text()
+    broken = ob.GROUP_KERNEL_PATH.read_text().replace(head, head + " undeclared_x++;")
     with pytest.raises(ob.KernelBuildError) as info:
         ob.OpenCLDevice(load_config("default"), 1 << 16, platform=PLATFORM, source=broken)
     err = info.value
@@ -290,6 +455,7 @@ def test_binary_roundtrip_and_config_mismatch() -> None:
     binary = d.binary()
     cfg = load_config("default")
     with ob.OpenCLDevice(cfg, 1 << 20, platform=PLATFORM, binary=binary) as dev2:
+        assert (dev2.variant, dev2.group_size) == ("group", d.group_size)  # read from the binary
         prog = gemm_tiled(cfg, 16, 4, 4)
         ref = prog.dram.copy()
         Fsim(cfg).run(prog.insns, ref)
@@ -316,8 +482,9 @@ def test_onchip_build_upstream_abi() -> None:
             assert np.array_equal(got, ref), prog.name
 
 
-def _raw_run(cfg: Config, insns: list[Insn], dram_size: int = 4096):  # type: ignore[no-untyped-def]
-    dev = device(cfg.name)
+def _raw_run(cfg: Config, insns: list[Insn], variant: str,  # type: ignore[no-untyped-def]
+             dram_size: int = 4096):
+    dev = device(cfg.name, variant)
     from vtabench.spec.isa.insn import encode_program
 
     code = encode_program(cfg, insns)
@@ -328,20 +495,22 @@ def _raw_run(cfg: Config, insns: list[Insn], dram_size: int = 4096):  # type: ig
     return dev.run(iaddr, len(insns), timeout_s=30)
 
 
-def test_kernel_reports_deadlock() -> None:
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_kernel_reports_deadlock(variant: str) -> None:
     cfg = load_config("default")
     insns = [Insn(Opcode.GEMM, pop_prev_dep=1, uop_bgn=0, uop_end=0), Insn(Opcode.FINISH)]
     with pytest.raises(ob.KernelRunError, match="deadlock.*instruction 0 waits forever for a "
                                                 "token in token queue l2g") as info:
-        _raw_run(cfg, insns)
+        _raw_run(cfg, insns, variant)
     assert (info.value.code, info.value.index) == (ErrorCode.DEADLOCK, 0)
 
 
-def test_kernel_guards_dram_range() -> None:
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_kernel_guards_dram_range(variant: str) -> None:
     cfg = load_config("default")
     insns = [Insn(Opcode.LOAD, memory_type=MemType.ACC, dram_base=(MEM_BYTES // 64), y_size=1,
                   x_size=1, x_stride=1), Insn(Opcode.FINISH)]
     with pytest.raises(ob.KernelRunError, match=re.escape(f"{describe(ErrorCode.DRAM_RANGE)}: "
                                                           "instruction 0")) as info:
-        _raw_run(cfg, insns)
+        _raw_run(cfg, insns, variant)
     assert info.value.code == ErrorCode.DRAM_RANGE

@@ -77,7 +77,8 @@ class Target:
 BACKENDS: dict[str, Target] = {
     "fsim": Target("vtabench.drivers.fsim_backend:FsimDevice"),
     "opencl": Target("vtabench.drivers.opencl_backend:OpenCLDevice",
-                     options=("platform", "device")),
+                     options=("platform", "device"),
+                     batch="vtabench.drivers.opencl_batch:run_raw_batch"),
     "rtl": Target("vtabench.drivers.rtl.device:RtlDevice", options=("seed", "waves", "link"),
                   cycles=True, bench="vtabench.targets.rtl.simjob:run_batch",
                   server="vtabench.drivers.rtl.launcher:serve"),

@@ -1,17 +1,24 @@
-"""OpenCL backend of the driver API: the kernel of opencl/vta.cl on any OpenCL device.
+"""OpenCL backend of the driver API: the VTA kernel of targets/opencl on any OpenCL device.
+
+* Two kernel variants (docs/opencl.md): ``group`` (targets/opencl/vta_group.cl, one work-group per
+  program, for GPUs and CPUs) and ``item`` (vta.cl, one work-item, upstream's FPGA ABI). The
+  device type picks one (GPU, CPU: group; accelerators: item); ``variant=`` /
+  ``VTA_OPENCL_VARIANT`` override it. The group variant also runs many programs per launch
+  (:meth:`OpenCLDevice.run_programs`).
 
 * Platform and device are chosen by case-insensitive name substring: the ``platform=`` /
   ``device=`` options, else the environment variables ``VTA_OPENCL_PLATFORM`` /
   ``VTA_OPENCL_DEVICE``, else the first platform that has a device. Nothing matching is an
   :class:`OpenCLError` that lists every platform and device there is.
-* The kernel is built from source (opencl/vta.cl with the configuration's generated header and
-  the contracts header opencl/gen/vta_contracts.h prepended) or loaded from a prebuilt binary
-  (``binary=PATH`` or ``VTA_OPENCL_BINARY``; see docs/opencl.md for aoc / v++). A build failure
-  is a :class:`KernelBuildError` carrying the build log.
+* The kernel is built from source (the variant's file with the configuration's generated header,
+  the contracts header opencl/gen/vta_contracts.h and the shared vta_isa.h prepended) or loaded
+  from a prebuilt binary (``binary=PATH`` or ``VTA_OPENCL_BINARY``; see docs/opencl.md for aoc /
+  v++). A build failure is a :class:`KernelBuildError` carrying the build log.
 * Device memory is one OpenCL buffer (the arena, managed by the shared
   :class:`~vtabench.drivers.alloc.Allocator`); every kernel pointer argument is that buffer, so
   byte address = element index x element bytes, as in fsim's DRAM image. The on-chip buffers and
-  a control block live in a second buffer (``scratch``), zeroed before every run (reset state).
+  a control block live in a second buffer (``scratch``), zeroed before every run (reset state:
+  by the driver for the item variant, by the kernel for the group variant).
 * :meth:`OpenCLDevice.run` polls the kernel's event and raises :class:`RunTimeoutError` when the
   timeout passes; OpenCL failures carry the status name (``CL_OUT_OF_RESOURCES`` ...).
 
@@ -25,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,12 +49,30 @@ if TYPE_CHECKING:
     from vtabench.spec.config import Config
     from vtabench.spec.isa.insn import Insn
 
-KERNEL_PATH = Path(__file__).resolve().parent.parent / "targets" / "opencl" / "vta.cl"
+    #: A raw program: its encoded instruction stream, or instructions to encode.
+    Program = bytes | np.ndarray | Sequence[Insn]
+
+KERNEL_DIR = Path(__file__).resolve().parent.parent / "targets" / "opencl"
+KERNEL_PATH = KERNEL_DIR / "vta.cl"  # the item variant (upstream's FPGA ABI)
+GROUP_KERNEL_PATH = KERNEL_DIR / "vta_group.cl"  # the group variant (GPUs, CPUs)
+ISA_HEADER = KERNEL_DIR / "vta_isa.h"  # what both share
 KERNEL_NAME = "vta_core"
+BATCH_KERNEL_NAME = "vta_batch"  # group variant only: one program per work-group
+VARIANTS = ("group", "item")
 ENV_PLATFORM = "VTA_OPENCL_PLATFORM"
 ENV_DEVICE = "VTA_OPENCL_DEVICE"
 ENV_BINARY = "VTA_OPENCL_BINARY"
+ENV_VARIANT = "VTA_OPENCL_VARIANT"
 DEFAULT_TIMEOUT_S = 600.0
+#: Work-items per work-group of the group variant by device type. One program runs on one
+#: compute unit, so a GPU's group is as large as it can be (latency hiding: on the H100, ResNet-18
+#: takes 63 ms with 256, 35 ms with 1024). PoCL 3.0 crashes at 256; 64 is as fast there.
+GROUP_SIZE_GPU = 1024
+GROUP_SIZE_CPU = 64
+#: Resident programs per compute unit in a batch launch (GPUs hide latency with several).
+BATCH_GROUPS_PER_CU_GPU = 4
+#: Device memory of one batch launch at most; larger batches go in several launches.
+BATCH_MAX_BYTES = 1 << 30
 
 
 class OpenCLError(DeviceError):
@@ -161,20 +187,80 @@ def select_device(platform: str | None = None, device: str | None = None) -> tup
 # Kernel source and program build
 # ---------------------------------------------------------------------------------------------
 
-def kernel_source(cfg: Config, source: str | os.PathLike[str] | None = None) -> str:
-    """The kernel text with the configuration's generated header prepended. ``source`` is a path
-    or the text of another kernel (tests use it for a kernel that does not build)."""
+def kernel_source(cfg: Config, source: str | os.PathLike[str] | None = None,
+                  variant: str = "group", isa_header: str | None = None) -> str:
+    """The kernel text: the configuration's generated header, the contracts header and vta_isa.h
+    (or the text ``isa_header``), then the variant's file or ``source`` (a path or the text of
+    another kernel: tests use it for a kernel that does not build, mutation runs for mutants)."""
     from vtabench.hwgen.constants import c_header
     from vtabench.hwgen.contracts import C_HEADER
 
     if source is None:
-        body, name = KERNEL_PATH.read_text(), KERNEL_PATH.name
+        path = GROUP_KERNEL_PATH if variant == "group" else KERNEL_PATH
+        body, name = path.read_text(), path.name
     elif isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
                                              and Path(source).exists()):
         body, name = Path(source).read_text(), Path(source).name
     else:
         body, name = str(source), "<source>"
-    return f'{c_header(cfg)}\n{C_HEADER.read_text()}\n#line 1 "{name}"\n{body}'
+    isa = ISA_HEADER.read_text() if isa_header is None else isa_header
+    return (f'{c_header(cfg)}\n{C_HEADER.read_text()}\n#line 1 "{ISA_HEADER.name}"\n{isa}\n'
+            f'#line 1 "{name}"\n{body}')
+
+
+def choose_variant(dev: Any, variant: str | None, options: list[str]) -> str:
+    """The kernel variant to build: ``variant``, else $VTA_OPENCL_VARIANT, else by device type
+    (GPU and CPU: group; accelerators such as FPGAs: item). -DVTA_ONCHIP is an item build."""
+    variant = variant or os.environ.get(ENV_VARIANT) or None
+    if variant is not None and variant not in VARIANTS:
+        raise OpenCLError(f"unknown kernel variant {variant!r}; expected one of "
+                          f"{', '.join(VARIANTS)}")
+    onchip = "-DVTA_ONCHIP" in options
+    if variant == "group" and onchip:
+        raise OpenCLError("-DVTA_ONCHIP builds the item variant (upstream's eight-argument ABI); "
+                          "the group variant keeps its buffers in scratch")
+    if variant is not None:
+        return variant
+    if onchip:
+        return "item"
+    return "group" if dev.type & (cl.device_type.GPU | cl.device_type.CPU) else "item"
+
+
+def group_local_bytes(cfg: Config, group_size: int) -> int:
+    """Local memory of the group variant's work area (vta_work_t in vta_group.cl)."""
+    acc = cfg.acc_depth
+    run_ix = 2 if cfg.uop_depth < 65536 else 4
+    return (4 * acc + run_ix * (acc + 1) + 4 * group_size + 4 * min(group_size, 16)
+            + 4 * 16 + 4 * 9 + 64)  # tags, runs, counts, parts, decoded GEMM/ALU, scalars, slack
+
+
+def group_build_options(dev: Any, cfg: Config, group_size: int | None) -> list[str]:
+    """Build options of the group variant on ``dev``: the work-group size (a power of two), the
+    micro-op buffer in local memory where it fits beside the work area, dp4a on NVIDIA GPUs."""
+    gpu = bool(dev.type & cl.device_type.GPU)
+    n = group_size or (GROUP_SIZE_GPU if gpu else GROUP_SIZE_CPU)
+    if n < 1 or n & (n - 1):
+        raise OpenCLError(f"group_size must be a power of two, got {n}")
+    while n > dev.max_work_group_size:
+        n //= 2
+    need = group_local_bytes(cfg, n)
+    if need > dev.local_mem_size:
+        raise OpenCLError(f"the group variant needs {need} bytes of local memory for "
+                          f"configuration {cfg.name}; {dev.name.strip()} has "
+                          f"{dev.local_mem_size} (use variant='item')")
+    opts = [f"-DVTA_GROUP_SIZE={n}"]
+    if need + cfg.uop_depth * cfg.uop_elem_bytes <= dev.local_mem_size:
+        opts.append("-DVTA_LOCAL_UOP")
+    if "NVIDIA" in dev.platform.name.upper() and _compute_capability(dev) >= (6, 1):
+        opts.append("-DVTA_DP4A")
+    return opts
+
+
+def _compute_capability(dev: Any) -> tuple[int, int]:
+    try:
+        return (int(dev.compute_capability_major_nv), int(dev.compute_capability_minor_nv))
+    except (cl.Error, AttributeError):
+        return (0, 0)
 
 
 _CONTEXTS: dict[tuple[str, str], tuple[Any, Any, Any]] = {}
@@ -195,14 +281,15 @@ def _context(platform: str | None, device: str | None) -> tuple[Any, Any, Any]:
 
 def build_program(ctx: Any, dev: Any, cfg: Config, *, source: str | os.PathLike[str] | None = None,
                   binary: str | os.PathLike[str] | bytes | None = None,
-                  options: str | list[str] = ()) -> Any:
+                  options: str | list[str] = (), variant: str = "group",
+                  isa_header: str | None = None) -> Any:
     """Build (or load) the program; cached per context, text and options within this process."""
     opts = [options] if isinstance(options, str) else list(options)
     if binary is not None:
         data = binary if isinstance(binary, bytes) else Path(binary).read_bytes()
         key = (id(ctx), "bin:" + hashlib.sha256(data).hexdigest() + repr(opts))
     else:
-        text = kernel_source(cfg, source)
+        text = kernel_source(cfg, source, variant, isa_header)
         key = (id(ctx), "src:" + hashlib.sha256(text.encode()).hexdigest() + repr(opts))
     if key in _PROGRAMS:
         return _PROGRAMS[key]
@@ -244,27 +331,56 @@ def scratch_bytes(cfg: Config) -> int:
 # ---------------------------------------------------------------------------------------------
 
 class OpenCLDevice(Device):
-    """VTA on an OpenCL device. Options: ``platform``, ``device`` (name substrings), ``binary``
-    (prebuilt program), ``source`` (kernel path or text instead of opencl/vta.cl),
-    ``build_options``."""
+    """VTA on an OpenCL device. Options: ``platform``, ``device`` (name substrings), ``variant``
+    ("group" or "item"; default by device type), ``binary`` (prebuilt program), ``source``
+    (kernel path or text instead of the variant's file), ``isa_header`` (text instead of
+    vta_isa.h), ``build_options``, ``group_size`` (work-items per group of the group variant),
+    ``batch_groups`` (work-groups of a :meth:`run_programs` launch)."""
 
     target = "opencl"
 
     def __init__(self, cfg: Config, mem_bytes: int = DEFAULT_MEM_BYTES, *,
                  platform: str | None = None, device: str | None = None,
+                 variant: str | None = None,
                  binary: str | os.PathLike[str] | bytes | None = None,
-                 source: str | os.PathLike[str] | None = None,
-                 build_options: str | list[str] = (), **_: Any) -> None:
+                 source: str | os.PathLike[str] | None = None, isa_header: str | None = None,
+                 build_options: str | list[str] = (), group_size: int | None = None,
+                 batch_groups: int | None = None, **_: Any) -> None:
         super().__init__(cfg, mem_bytes)
         if binary is None and os.environ.get(ENV_BINARY):
             binary = os.environ[ENV_BINARY]
         self.platform, self.device, self.context = _context(platform, device)
-        self.program = build_program(self.context, self.device, cfg, source=source,
-                                     binary=binary, options=build_options)
+        opts = [build_options] if isinstance(build_options, str) else list(build_options)
+        chosen = "item"  # a binary: its kernels say which variant it is (below)
+        if binary is None:
+            chosen = choose_variant(self.device, variant, opts)
+            if chosen == "group":
+                opts += group_build_options(self.device, cfg, group_size)
+        try:
+            self.program = build_program(self.context, self.device, cfg, source=source,
+                                         binary=binary, options=opts, variant=chosen,
+                                         isa_header=isa_header)
+        except KernelBuildError:
+            if "-DVTA_DP4A" not in opts:
+                raise
+            opts.remove("-DVTA_DP4A")  # a compiler without inline PTX: portable dot products
+            self.program = build_program(self.context, self.device, cfg, source=source,
+                                         binary=binary, options=opts, variant=chosen,
+                                         isa_header=isa_header)
+        self.build_options = opts
         where = self.name
         try:
             self.kernel = cl.Kernel(self.program, KERNEL_NAME)
             self.num_args = self.kernel.num_args
+            # The variant of what was built: a source or binary of the group variant has
+            # vta_batch beside vta_core, and declares its work-group size.
+            self.variant = ("group" if BATCH_KERNEL_NAME in
+                            self.program.get_info(cl.program_info.KERNEL_NAMES).split(";")
+                            else "item")
+            self.group_size = 1
+            if self.variant == "group":
+                self.group_size = int(self.kernel.get_work_group_info(
+                    cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, self.device)[0])
             props = cl.command_queue_properties.PROFILING_ENABLE
             self.queue = cl.CommandQueue(self.context, self.device, properties=props)
             self.arena = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, self.mem_bytes)
@@ -275,6 +391,9 @@ class OpenCLDevice(Device):
                               f"the VTA ABI has 8 (on-chip build) or 9 (scratch build)")
         self.onchip = self.num_args == 8
         self.scratch_bytes = 0 if self.onchip else scratch_bytes(cfg)
+        gpu = bool(self.device.type & cl.device_type.GPU)
+        self.batch_groups = batch_groups or self.device.max_compute_units * (
+            BATCH_GROUPS_PER_CU_GPU if gpu else 1)
         self.scratch = None
         self._pending: Any = None
         if not self.onchip:
@@ -291,10 +410,12 @@ class OpenCLDevice(Device):
 
     def info(self) -> dict[str, str]:
         d = self.device
+        kernel = self.variant if self.variant == "item" else \
+            f"group ({self.group_size} work-items)"
         return {"platform": self.platform.name.strip(), "platform_version": self.platform.version,
                 "device": d.name.strip(), "device_version": d.version,
                 "driver_version": d.driver_version,
-                "opencl_c_version": getattr(d, "opencl_c_version", "?")}
+                "opencl_c_version": getattr(d, "opencl_c_version", "?"), "kernel": kernel}
 
     # -- memory ----------------------------------------------------------------------------
     def _write(self, addr: int, data: np.ndarray) -> None:
@@ -343,7 +464,8 @@ class OpenCLDevice(Device):
         try:
             self._reset_ctrl()
             self._set_args(0, 0)
-            cl.enqueue_nd_range_kernel(self.queue, self.kernel, (1,), (1,)).wait()
+            cl.enqueue_nd_range_kernel(self.queue, self.kernel, (self.group_size,),
+                                       (self.group_size,)).wait()
             ctrl = self._read_ctrl()
         except cl.Error as exc:
             raise _cl_error(exc, f"probing the kernel on {self.name}") from None
@@ -363,64 +485,80 @@ class OpenCLDevice(Device):
             self._pending = None
 
     def _run(self, insn_addr: int, insn_count: int, timeout_s: float | None) -> RunResult:
-        timeout = DEFAULT_TIMEOUT_S if timeout_s is None else float(timeout_s)
         self._wait_pending()
         t0 = time.perf_counter()
         try:
             if not self.onchip:
                 self._reset_ctrl()
-                cl.enqueue_fill_buffer(self.queue, self.scratch, np.uint8(0), C.CTRL_BYTES,
-                                       self.scratch_bytes - C.CTRL_BYTES)
+                if self.variant == "item":  # the group variant zeroes its buffers itself
+                    cl.enqueue_fill_buffer(self.queue, self.scratch, np.uint8(0), C.CTRL_BYTES,
+                                           self.scratch_bytes - C.CTRL_BYTES)
             self._set_args(insn_count, insn_addr // 16)
-            evt = cl.enqueue_nd_range_kernel(self.queue, self.kernel, (1,), (1,))
+            evt = cl.enqueue_nd_range_kernel(self.queue, self.kernel, (self.group_size,),
+                                             (self.group_size,))
             self.queue.flush()
         except cl.Error as exc:
             raise _cl_error(exc, f"launching {insn_count} instructions on {self.name}") from None
+        self.wait(evt, f"run of {insn_count} instructions at {insn_addr:#x}", timeout_s, t0)
+        wall = time.perf_counter() - t0
+        stats: dict[str, Any] = {"device": self.name, "kernel_s": kernel_seconds(evt),
+                                 "wall_s": wall}
+        if not self.onchip:
+            try:
+                ctrl = self._read_ctrl()
+            except cl.Error as exc:
+                raise _cl_error(exc, f"reading the run status on {self.name}") from None
+            self.check_status(ctrl, insn_count)
+            stats.update(ctrl_stats(ctrl))
+        return RunResult(insn_count, wall, stats)
+
+    def wait(self, evt: Any, what: str, timeout_s: float | None, t0: float) -> None:
+        """Poll a launched kernel until it completes; past ``timeout_s`` seconds from ``t0`` a
+        :class:`RunTimeoutError` (the kernel keeps running: later commands queue behind it)."""
+        timeout = DEFAULT_TIMEOUT_S if timeout_s is None else float(timeout_s)
         deadline = t0 + timeout
         pause = 20e-6
         while True:
             try:
                 st = evt.command_execution_status
             except cl.Error as exc:
-                raise _cl_error(exc, f"polling the run on {self.name}") from None
+                raise _cl_error(exc, f"polling the {what} on {self.name}") from None
             if st == cl.command_execution_status.COMPLETE:
-                break
+                return
             if st < 0:
-                raise OpenCLError(f"run of {insn_count} instructions on {self.name} failed: "
-                                  f"{status_name(st)}", status_name(st))
+                raise OpenCLError(f"{what} on {self.name} failed: {status_name(st)}",
+                                  status_name(st))
             if time.perf_counter() >= deadline:
                 self._pending = evt
                 raise RunTimeoutError(
-                    f"run of {insn_count} instructions at {insn_addr:#x} on {self.name} did not "
-                    f"finish within {timeout:g} s (the kernel is still running; the device "
-                    f"accepts new commands once it ends)", timeout,
+                    f"{what} on {self.name} did not finish within {timeout:g} s (the kernel is "
+                    f"still running; the device accepts new commands once it ends)", timeout,
                     {"execution_status": _exec_status_name(st)})
             time.sleep(pause)
             pause = min(pause * 2, 5e-3)
-        wall = time.perf_counter() - t0
-        stats: dict[str, Any] = {"device": self.name}
-        try:
-            stats["kernel_s"] = (evt.profile.end - evt.profile.start) * 1e-9
-        except cl.Error:
-            pass
-        stats["wall_s"] = wall
-        if not self.onchip:
-            try:
-                ctrl = self._read_ctrl()
-            except cl.Error as exc:
-                raise _cl_error(exc, f"reading the run status on {self.name}") from None
-            self._check_status(ctrl, insn_count)
-            stats.update(
-                executed=int(ctrl[C.CTRL_EXECUTED]), load_insns=int(ctrl[C.CTRL_N_LOAD]),
-                compute_insns=int(ctrl[C.CTRL_N_COMPUTE]),
-                store_insns=int(ctrl[C.CTRL_N_STORE]),
-                gemm_uop_iters=(int(ctrl[C.CTRL_GEMM_ITERS_LO])
-                                | int(ctrl[C.CTRL_GEMM_ITERS_HI]) << 32),
-                alu_uop_iters=int(ctrl[C.CTRL_ALU_ITERS_LO]) | int(ctrl[C.CTRL_ALU_ITERS_HI]) << 32,
-                scheduler_passes=int(ctrl[C.CTRL_PASSES]))
-        return RunResult(insn_count, wall, stats)
 
-    def _check_status(self, ctrl: np.ndarray, insn_count: int) -> None:
+    def run_programs(self, programs: Sequence[tuple[Program, np.ndarray]],
+                     timeout_s: float | None = None) -> list[RunResult | DeviceError]:
+        """Run independent raw programs, each with its DRAM image at address 0 of a device memory
+        of its own (as :func:`run_program` does); every image is updated in place. Returns, per
+        program, its :class:`RunResult` or the :class:`DeviceError` it stopped with (a kernel
+        error code; a timeout or an OpenCL failure of the whole launch raises). The group variant
+        runs one program per work-group, all in one launch (a few for very large batches); the
+        item variant runs them one after the other."""
+        if self.variant == "group" and not self.onchip:
+            from vtabench.drivers.opencl_batch import run_batch
+
+            return run_batch(self, programs, timeout_s)
+        results: list[RunResult | DeviceError] = []
+        for program, dram in programs:
+            try:
+                results.append(run_program(self, program, dram, timeout_s))
+            except KernelRunError as exc:
+                results.append(exc)
+        return results
+
+    def check_status(self, ctrl: np.ndarray, insn_count: int) -> None:
+        """Raise the error a control block reports (nothing when it reports a clean end)."""
         status, code = int(ctrl[C.CTRL_STATUS]), int(ctrl[C.CTRL_ERROR])
         index, arg = int(ctrl[C.CTRL_ERROR_INDEX]), int(ctrl[C.CTRL_ERROR_ARG])
         if status == C.STATUS_DONE and code == ErrorCode.NONE:
@@ -457,6 +595,24 @@ class OpenCLDevice(Device):
     def binary(self) -> bytes:
         """The device binary of the built program (load it later with ``binary=``)."""
         return bytes(self.program.get_info(cl.program_info.BINARIES)[0])
+
+
+def kernel_seconds(evt: Any) -> float | None:
+    """OpenCL profiling time of a completed kernel launch, when the queue profiles."""
+    try:
+        return float((evt.profile.end - evt.profile.start) * 1e-9)
+    except cl.Error:
+        return None
+
+
+def ctrl_stats(ctrl: np.ndarray) -> dict[str, int]:
+    """The counters of a control block."""
+    return dict(
+        executed=int(ctrl[C.CTRL_EXECUTED]), load_insns=int(ctrl[C.CTRL_N_LOAD]),
+        compute_insns=int(ctrl[C.CTRL_N_COMPUTE]), store_insns=int(ctrl[C.CTRL_N_STORE]),
+        gemm_uop_iters=int(ctrl[C.CTRL_GEMM_ITERS_LO]) | int(ctrl[C.CTRL_GEMM_ITERS_HI]) << 32,
+        alu_uop_iters=int(ctrl[C.CTRL_ALU_ITERS_LO]) | int(ctrl[C.CTRL_ALU_ITERS_HI]) << 32,
+        scheduler_passes=int(ctrl[C.CTRL_PASSES]))
 
 
 def _exec_status_name(st: int) -> str:
