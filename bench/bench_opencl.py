@@ -1,0 +1,302 @@
+"""OpenCL benchmarks: a compiled network's device program, and random-program throughput.
+
+Runs with numpy + pyopencl and the numpy-only parts of vtabench (from a checkout with
+``PYTHONPATH=.``), so it runs on an accelerator machine where nothing else is installed.
+
+    # ResNet-18's device program per inference (compile it first: vtabench compile), checked
+    # bit for bit against fsim; optionally K inferences in one batch launch
+    python bench/bench_opencl.py package results/resnet18.vtapkg --runs 5 --batch 132
+    # the same program on upstream's intelfocl kernel (apache/tvm-vta hardware/intelfocl/src:
+    # vta.cl and vta.h, not part of this repository), built with a generated hw_spec_const.h
+    python bench/bench_opencl.py package results/resnet18.vtapkg --upstream DIR
+    # random programs: generated and run on fsim in a process pool, run on the device in batch
+    # launches, every DRAM image compared with fsim's; checked programs per minute
+    python bench/bench_opencl.py random --config default --count 10000 --jobs 16
+
+``--platform`` / ``--device`` pick the device (name substrings), ``--variant`` / ``--group-size``
+the kernel. ``--json PATH`` writes the figures. The int32 multiply-add rate a figure is set
+against is compute units x ``--int32-lanes`` (64 per SM on NVIDIA Hopper) x the device's maximum
+clock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+import zipfile
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vtabench.spec.config import Config, load_config
+
+
+def _open(cfg: Config, mem: int, args: argparse.Namespace, **extra: Any) -> Any:
+    from vtabench.drivers.opencl_backend import OpenCLDevice
+
+    opts = {k: v for k, v in (("platform", args.platform), ("device", args.device),
+                              ("variant", args.variant), ("group_size", args.group_size))
+            if v is not None}
+    return OpenCLDevice(cfg, mem, **opts, **extra)
+
+
+def _peak_int32_mac(dev: Any, lanes: int) -> float:
+    """int32 multiply-adds per second of the whole device: compute units x lanes x clock."""
+    d = dev.device
+    return float(d.max_compute_units * lanes * d.max_clock_frequency * 1e6)
+
+
+# ---------------------------------------------------------------------------------------------
+# A package's device program
+# ---------------------------------------------------------------------------------------------
+
+def load_package(path: Path, seed: int = 0) -> tuple[Config, np.ndarray, list[np.ndarray]]:
+    """The package's device memory before an inference (static image, seeded int8 activations
+    in every tensor copied to VTA; the plan at address 0) and its device programs (encoded)."""
+    z = zipfile.ZipFile(path)
+    man = json.loads(z.read("manifest.json"))
+    cfg = load_config(man["config"])
+    image = np.zeros(man["plan_bytes"], np.uint8)
+    for e in man["image"]:
+        data = np.frombuffer(z.read(e["file"]), np.uint8)
+        image[e["addr"]:e["addr"] + data.size] = data
+    rng = np.random.default_rng(seed)
+    nodes = {n["name"]: n for n in man["nodes"]}
+    for name, t in man["tensors"].items():
+        if nodes[name]["op"] == "copy":
+            image[t["addr"]:t["addr"] + t["nbytes"]] = rng.integers(0, 64, t["nbytes"],
+                                                                     dtype=np.int8).view(np.uint8)
+    programs = [np.frombuffer(z.read(e["file"]), np.uint8) for e in man["programs"]]
+    return cfg, image, programs
+
+
+def bench_package(args: argparse.Namespace) -> dict[str, Any]:
+    from vtabench.drivers.api import mem_bytes_for, run_program
+    from vtabench.fsim import Fsim
+    from vtabench.spec.isa.insn import decode_program
+
+    cfg, image, programs = load_package(args.package, args.seed)
+    # fsim: the reference image after one inference, and the multiply-accumulates.
+    golden, macs = image.copy(), 0
+    t0 = time.perf_counter()
+    for code in programs:
+        macs += Fsim(cfg).run(decode_program(cfg, code), golden).macs
+    fsim_s = time.perf_counter() - t0
+    mem = mem_bytes_for(image.size, max(c.size for c in programs))
+    t0 = time.perf_counter()
+    dev = _open(cfg, mem, args)
+    setup_s = time.perf_counter() - t0
+    report: dict[str, Any] = {
+        "package": str(args.package), "config": cfg.name, "device": dev.name,
+        "kernel": dev.info()["kernel"], "build_options": dev.build_options,
+        "instructions": int(sum(c.size // 16 for c in programs)), "macs": int(macs),
+        "fsim_s": round(fsim_s, 4), "open_build_s": round(setup_s, 3)}
+    print(f"# {args.package.name}: {cfg.name}, {report['instructions']} instructions, "
+          f"{macs / 1e9:.3f} GMAC; {dev.name}, kernel {report['kernel']} "
+          f"{' '.join(dev.build_options)}; open + build {setup_s:.2f} s; fsim {fsim_s:.3f} s")
+    with dev:
+        kernel, wall = [], []
+        for i in range(args.runs):
+            got = image.copy()
+            k = w = 0.0
+            for code in programs:
+                r = run_program(dev, code, got, args.timeout)
+                k += r.stats.get("kernel_s") or 0.0
+                w += r.wall_s
+            same = bool(np.array_equal(got, golden))
+            kernel.append(k)
+            wall.append(w)
+            print(f"run {i + 1}: kernel {k * 1e3:.3f} ms, launch to completion {w * 1e3:.3f} ms, "
+                  f"{'bit-identical to fsim' if same else 'DIFFERS FROM FSIM'}")
+            report.setdefault("identical", True)
+            report["identical"] &= same
+        best = min(kernel)
+        peak = _peak_int32_mac(dev, args.int32_lanes)
+        report.update(kernel_ms=[round(x * 1e3, 3) for x in kernel],
+                      wall_ms=[round(x * 1e3, 3) for x in wall],
+                      best_kernel_ms=round(best * 1e3, 3),
+                      gmac_per_s=round(macs / best / 1e9, 2), peak_int32_mac_per_s=peak,
+                      fraction_of_int32_peak=round(macs / best / peak, 5))
+        print(f"best {best * 1e3:.3f} ms per inference: {macs / best / 1e9:.1f} GMAC/s, "
+              f"{100 * macs / best / peak:.3f}% of the device's int32 multiply-add rate "
+              f"({peak / 1e12:.2f} T/s: {dev.device.max_compute_units} compute units x "
+              f"{args.int32_lanes} lanes x {dev.device.max_clock_frequency} MHz)")
+        if args.batch and len(programs) == 1:
+            images = [image.copy() for _ in range(args.batch)]
+            t0 = time.perf_counter()
+            results = dev.run_programs([(programs[0], img) for img in images], args.timeout)
+            wall_b = time.perf_counter() - t0
+            ok = all(not isinstance(r, Exception) for r in results)
+            same = ok and all(np.array_equal(img, golden) for img in images)
+            kern = sum({r.stats["batch_kernel_s"] for r in results if not isinstance(r, Exception)})
+            report.update(batch=args.batch, batch_kernel_ms=round(kern * 1e3, 3),
+                          batch_wall_ms=round(wall_b * 1e3, 3), batch_identical=same)
+            print(f"batch of {args.batch} inferences ({dev.batch_groups} work-groups): kernel "
+                  f"{kern * 1e3:.1f} ms ({kern / args.batch * 1e3:.3f} ms per inference, "
+                  f"{macs * args.batch / kern / 1e9:.1f} GMAC/s), with transfers "
+                  f"{wall_b * 1e3:.1f} ms; {'all bit-identical to fsim' if same else 'MISMATCH'}")
+    if args.upstream:
+        report["upstream"] = bench_upstream(cfg, image, programs, golden, args)
+    return report
+
+
+UPSTREAM_NAMES = {  # upstream hw_spec_const.h name: this project's vta_config.h name
+    "VTA_UOP_BUFF_DEPTH": "VTA_UOP_DEPTH", "VTA_INP_BUFF_DEPTH": "VTA_INP_DEPTH",
+    "VTA_WGT_BUFF_DEPTH": "VTA_WGT_DEPTH", "VTA_ACC_BUFF_DEPTH": "VTA_ACC_DEPTH",
+    "VTA_LOG_UOP_BUFF_DEPTH": "VTA_LOG_UOP_DEPTH", "VTA_LOG_INP_BUFF_DEPTH": "VTA_LOG_INP_DEPTH",
+    "VTA_LOG_WGT_BUFF_DEPTH": "VTA_LOG_WGT_DEPTH", "VTA_LOG_ACC_BUFF_DEPTH": "VTA_LOG_ACC_DEPTH",
+    "VTA_OPCODE_BIT_WIDTH": "VTA_OPCODE_WIDTH", "VTA_MEMOP_ID_BIT_WIDTH": "VTA_MEMTYPE_WIDTH",
+    "VTA_MEMOP_SRAM_ADDR_BIT_WIDTH": "VTA_SRAM_ADDR_WIDTH",
+    "VTA_MEMOP_DRAM_ADDR_BIT_WIDTH": "VTA_DRAM_ADDR_WIDTH",
+    "VTA_MEMOP_SIZE_BIT_WIDTH": "VTA_SIZE_WIDTH", "VTA_MEMOP_STRIDE_BIT_WIDTH": "VTA_STRIDE_WIDTH",
+    "VTA_MEMOP_PAD_BIT_WIDTH": "VTA_PAD_WIDTH", "VTA_ALU_OPCODE_BIT_WIDTH": "VTA_ALUOP_WIDTH",
+    "VTA_ALUOP_IMM_BIT_WIDTH": "VTA_IMM_WIDTH",
+}
+
+
+def bench_upstream(cfg: Config, image: np.ndarray, programs: list[np.ndarray],
+                   golden: np.ndarray, args: argparse.Namespace) -> dict[str, Any]:
+    """Upstream's intelfocl kernel (one work-item, instructions in stream order, buffers as
+    private arrays) on the same program and memory image: kernel time and whether the image
+    after the run equals fsim's."""
+    import pyopencl as cl
+
+    from vtabench.drivers.opencl_backend import select_device
+    from vtabench.hwgen.constants import c_header
+
+    src = Path(args.upstream)
+    shim = tempfile.mkdtemp(prefix="vta-upstream-")
+    os.makedirs(f"{shim}/vta")
+    lines = [c_header(cfg)] + [f"#define {up} {ours}" for up, ours in UPSTREAM_NAMES.items()]
+    lines += [f"#define VTA_LOG_{k} {v}" for k, v in (
+        ("INP_WIDTH", 3), ("WGT_WIDTH", 3), ("ACC_WIDTH", 5))]
+    Path(f"{shim}/vta/hw_spec_const.h").write_text("\n".join(lines) + "\n")
+    _, device = select_device(args.platform, args.device)
+    ctx = cl.Context([device])
+    t0 = time.perf_counter()
+    prg = cl.Program(ctx, (src / "vta.cl").read_text()).build(options=[f"-I{shim}", f"-I{src}"])
+    print(f"upstream intelfocl kernel built in {time.perf_counter() - t0:.1f} s")
+    kernel = cl.Kernel(prg, "vta_core")
+    queue = cl.CommandQueue(ctx, device, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    times, same = [], True
+    for _ in range(args.runs):
+        got = image.copy()
+        code_at = -(-got.size // 4096) * 4096
+        mem = np.zeros(code_at + max(c.size for c in programs), np.uint8)
+        mem[:got.size] = got
+        buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=mem)
+        t = 0.0
+        for code in programs:
+            cl.enqueue_copy(queue, buf, code, dst_offset=code_at, is_blocking=True)
+            kernel.set_args(np.uint32(code.size // 16), np.uint32(code_at // 16), *[buf] * 6)
+            evt = cl.enqueue_nd_range_kernel(queue, kernel, (1,), (1,))
+            evt.wait()
+            t += (evt.profile.end - evt.profile.start) * 1e-9
+        cl.enqueue_copy(queue, mem, buf, is_blocking=True)
+        same &= bool(np.array_equal(mem[:got.size], golden))
+        times.append(t)
+    print(f"upstream intelfocl kernel: best {min(times) * 1e3:.1f} ms "
+          f"({', '.join(f'{x * 1e3:.1f}' for x in times)} ms); image "
+          f"{'bit-identical to fsim' if same else 'differs from fsim'}")
+    return {"kernel_ms": [round(x * 1e3, 3) for x in times], "identical": same}
+
+
+# ---------------------------------------------------------------------------------------------
+# Random programs
+# ---------------------------------------------------------------------------------------------
+
+def _golden_chunk(config: str, seed: int, indices: list[int]) -> list[tuple[Any, np.ndarray]]:
+    """Worker: random programs ``indices`` of the run (as vtabench regress generates them) and
+    their fsim images."""
+    from vtabench.fsim import Fsim
+    from vtabench.verify.random_program import random_program
+
+    cfg = load_config(config)
+    out = []
+    for k in indices:
+        prog = random_program(cfg, np.random.default_rng([seed, k]))
+        ref = prog.dram.copy()
+        Fsim(cfg).run(prog.insns, ref)
+        out.append((prog, ref))
+    return out
+
+
+def bench_random(args: argparse.Namespace) -> dict[str, Any]:
+    cfg = load_config(args.config)
+    dev = _open(cfg, 1 << 20, args)
+    chunk = max(1, args.chunk)
+    t0 = time.perf_counter()
+    checked = bad = 0
+    device_s = 0.0
+    with dev, ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(_golden_chunk, cfg.name, args.seed,
+                               list(range(i, min(i + chunk, args.count))))
+                   for i in range(0, args.count, chunk)]
+        for fut in futures:
+            pairs = fut.result()
+            images = [p.dram.copy() for p, _ in pairs]
+            d0 = time.perf_counter()
+            results = dev.run_programs([(p.insns, img) for (p, _), img in zip(pairs, images)],
+                                       args.timeout)
+            device_s += time.perf_counter() - d0
+            for (p, ref), img, r in zip(pairs, images, results):
+                checked += 1
+                if isinstance(r, Exception) or not np.array_equal(img, ref):
+                    bad += 1
+                    print(f"FAIL {p.name}: {r if isinstance(r, Exception) else 'image differs'}")
+    total = time.perf_counter() - t0
+    report = {"config": cfg.name, "device": dev.name, "kernel": dev.info()["kernel"],
+              "programs": checked, "failed": bad, "seconds": round(total, 2),
+              "checked_per_minute": round(60 * checked / total),
+              "device_seconds": round(device_s, 3),
+              "device_programs_per_minute": round(60 * checked / device_s)}
+    print(f"{checked} random programs ({cfg.name}, seed {args.seed}) on {dev.name}: {bad} failed; "
+          f"{total:.1f} s end to end with {args.jobs} fsim workers = "
+          f"{report['checked_per_minute']} checked programs per minute; device batches "
+          f"(transfers included) {device_s:.2f} s = {report['device_programs_per_minute']} "
+          f"per minute")
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    pk = sub.add_parser("package", help="a .vtapkg's device program per inference")
+    pk.add_argument("package", type=Path)
+    pk.add_argument("--runs", type=int, default=3)
+    pk.add_argument("--batch", type=int, default=0, help="also K inferences in one launch")
+    pk.add_argument("--upstream", type=Path, help="directory with upstream's intelfocl vta.cl "
+                                                  "and vta.h: time it on the same program")
+    rnd = sub.add_parser("random", help="random-program throughput, checked against fsim")
+    rnd.add_argument("--config", default="default")
+    rnd.add_argument("--count", type=int, default=2000)
+    rnd.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    rnd.add_argument("--chunk", type=int, default=500, help="programs per batch launch")
+    for p in (pk, rnd):
+        p.add_argument("--platform")
+        p.add_argument("--device")
+        p.add_argument("--variant", choices=("group", "item"))
+        p.add_argument("--group-size", type=int)
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--timeout", type=float, default=600.0)
+        p.add_argument("--int32-lanes", type=int, default=64,
+                       help="int32 multiply-add lanes per compute unit (NVIDIA Hopper SM: 64)")
+        p.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    report = bench_package(args) if args.what == "package" else bench_random(args)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1) + "\n")
+    ok = report.get("identical", True) and report.get("batch_identical", True) and \
+        not report.get("failed")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
