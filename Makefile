@@ -21,7 +21,7 @@ FPGA_DEVICE ?= LFE5UM5G-85F
 FPGA_FREQ ?= 100
 FPGA_XILINX ?= default,cloud32
 
-.PHONY: all setup sim test test-all lint bench smoke regress mutation coverage waves gen clean help fpga
+.PHONY: all setup sim test test-all lint bench smoke regress mutation coverage waves gen clean help fpga fuzz
 
 all: test
 
@@ -29,6 +29,7 @@ help:
 	@echo "make sim     run the default workload on the RTL co-simulation and check it against fsim"
 	@echo "make test    the test suite without the slow runs (what CI runs)"
 	@echo "make test-all every test, the slow ones (large networks, whole-shell synthesis) too"
+	@echo "make fuzz    property-based fuzzing of the CLI and loaders, long profile (tests/test_fuzz.py)"
 	@echo "make lint    verilator -Wall lint and Yosys coarse synthesis of the core"
 	@echo "make bench   benchmarks (fsim GMAC/s, RTL cycles/s, one ResNet-18 inference on fsim and rtl)"
 	@echo "make smoke   on-board smoke test on an OpenCL device (PLATFORM=name)"
@@ -56,6 +57,10 @@ sim: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/pytest -n $(JOBS) -m "not slow" --durations=15 --junit-xml=results/junit.xml tests
+
+# Property-based fuzzing of the CLI and the loaders at length (make test runs a short profile).
+fuzz: $(STAMP)
+	VTABENCH_FUZZ=long $(BIN)/pytest -n $(JOBS) tests/test_fuzz.py
 
 test-all: $(STAMP)
 	$(BIN)/pytest -n $(JOBS) --durations=15 --junit-xml=results/junit-all.xml tests
