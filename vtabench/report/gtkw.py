@@ -21,7 +21,7 @@ from pathlib import Path
 #: waves suffixes the builds write (vtabench.targets.rtl.verilator.waves_format)
 WAVE_SUFFIXES = (".fst", ".vcd")
 
-_STAGE = (r"(clk_i|state_q|idx_q|cmd_valid_i|cmd_ready_o|busy_o|retire_o|pop_wait_o|push_wait_o|"
+_STAGE = (r"(state_q|idx_q|cmd_valid_i|cmd_ready_o|busy_o|retire_o|pop_wait_o|push_wait_o|"
           r"mem_wait_o|err_o|req_valid_o|req_ready_i|req_addr_o|req_len_o|r_valid_i|r_ready_o|"
           r"w_valid_o|w_ready_i|{extra})")
 #: (group, pattern matched against the name after the core's scope ``u_core.``), in order
@@ -82,9 +82,19 @@ def group_signals(signals: list[Signal]) -> list[tuple[str, list[Signal]]]:
 
 
 def _ordered(signals: list[Signal], rx: re.Pattern[str], pattern: str) -> list[Signal]:
-    """Matches of ``rx``, ordered by where their leaf name appears in ``pattern``."""
-    hits = {s.name: s for s in signals if rx.search(s.name)}
-    return sorted(hits.values(), key=lambda s: (pattern.find(s.name.rsplit(".", 1)[-1]), s.name))
+    """Matches of ``rx``, ordered by the first alternative of the pattern's last group that
+    matches the end of their name, then as the waves file lists them."""
+    alternatives = pattern[pattern.rindex("(") + 1:pattern.rindex(")")].split("|")
+
+    def rank(item: tuple[int, Signal]) -> tuple[int, int]:
+        order, s = item
+        leaf = s.name.rsplit(".", 1)[-1]
+        first = next((k for k, alt in enumerate(alternatives) if re.search(f"{alt}$", leaf)),
+                     len(alternatives))
+        return first, order
+
+    hits = [(k, s) for k, s in enumerate(signals) if rx.search(s.name)]
+    return [s for _, s in sorted(hits, key=rank)]
 
 
 def gtkw_text(waves: Path, groups: list[tuple[str, list[Signal]]]) -> str:
