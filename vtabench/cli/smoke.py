@@ -21,7 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                       "$VTA_OPENCL_PLATFORM, else the first)")
     p.add_argument("--device", help="opencl: device name substring (else $VTA_OPENCL_DEVICE)")
     p.add_argument("--binary", type=Path, help="opencl: prebuilt kernel binary to load instead "
-                                               "of building opencl/vta.cl")
+                                               "of building the kernel")
+    p.add_argument("--variant", choices=("group", "item"),
+                   help="opencl: kernel variant (default by device type: group on GPUs and "
+                        "CPUs, item elsewhere; $VTA_OPENCL_VARIANT)")
     p.add_argument("--config", default="default", help="configuration name or JSON path")
     p.add_argument("--report", type=Path, help="write the markdown report here")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per program")
@@ -57,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
             prog.name = f"random_{seed}"
             programs.append(prog)
     opts = {k: v for k, v in (("platform", args.platform), ("device", args.device),
-                              ("binary", args.binary)) if v is not None}
+                              ("binary", args.binary), ("variant", args.variant))
+            if v is not None}
     try:
         report = run_smoke(cfg, args.target, command=_command_line(), programs=programs,
                            timeout_s=args.timeout, **opts)
