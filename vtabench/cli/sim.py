@@ -16,10 +16,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import random
+
     from vtabench.spec.config import load_config
     from vtabench.verify.network_check import simulate
 
-    ok, text = simulate(load_config(args.config), link=args.link, seed=args.seed,
-                        waves=args.waves or False)
+    cfg = load_config(args.config)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    ok, text = simulate(cfg, link=args.link, seed=seed, waves=args.waves or False)
     print(text)
+    print(f"sim: {'PASS' if ok else 'FAIL'} ({cfg.name}, {args.link}, seed {seed}; repeat with "
+          f"--seed {seed})")
     return 0 if ok else 1
