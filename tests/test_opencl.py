@@ -506,6 +506,20 @@ def test_kernel_reports_deadlock(variant: str) -> None:
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize(("opcode", "memory_type"), [(Opcode.LOAD, MemType.OUT),
+                                                     (Opcode.STORE, MemType.ACC)])
+def test_illegal_memory_type_of_a_no_op(variant: str, opcode: Opcode,
+                                        memory_type: MemType) -> None:
+    """A LOAD / STORE that moves nothing (x_size 0) still has its memory type checked."""
+    cfg = load_config("default")
+    insns = [Insn(opcode, memory_type=memory_type), Insn(Opcode.FINISH)]
+    with pytest.raises(ob.KernelRunError) as info:
+        _raw_run(cfg, insns, variant)
+    assert (info.value.code, info.value.index, info.value.arg) == (ErrorCode.MEM_TYPE, 0,
+                                                                   memory_type)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_kernel_guards_dram_range(variant: str) -> None:
     cfg = load_config("default")
     insns = [Insn(Opcode.LOAD, memory_type=MemType.ACC, dram_base=(MEM_BYTES // 64), y_size=1,

@@ -295,7 +295,8 @@ typedef struct {
 } vta_load_t;
 
 /* Decode and check a LOAD. Returns 1 when it moves data, 0 when it is a no-op that only carries
- * tokens (x_size or y_size 0) or has an error (set in e). */
+ * tokens (x_size or y_size 0) or has an error (set in e). The memory type is checked first: an
+ * illegal one is an error in a no-op too (docs/contracts.md, ERR_MEM_TYPE). */
 static int decode_load(uint index, ulong w0, ulong w1, ulong dram_bytes, vta_load_t *l,
                        vta_err_t *e) {
   decode_mem(w0, w1, &l->m);
@@ -303,7 +304,6 @@ static int decode_load(uint index, ulong w0, ulong w1, ulong dram_bytes, vta_loa
   l->y_pad_1 = F(w0, w1, MEM_Y_PAD_1);
   l->x_pad_0 = F(w0, w1, MEM_X_PAD_0);
   l->x_pad_1 = F(w0, w1, MEM_X_PAD_1);
-  if (l->m.x_size == 0u || l->m.y_size == 0u) return 0;
   uint mt = l->m.mt;
   l->acc8 = 0;
   if (mt == VTA_MEM_ID_UOP) {
@@ -327,6 +327,7 @@ static int decode_load(uint index, ulong w0, ulong w1, ulong dram_bytes, vta_loa
     set_error(e, VTA_ERR_MEM_TYPE, index, mt);
     return 0;
   }
+  if (l->m.x_size == 0u || l->m.y_size == 0u) return 0;
   l->row = l->x_pad_0 + l->m.x_size + l->x_pad_1;
   l->rows = l->y_pad_0 + l->m.y_size + l->y_pad_1;
   uint sram_err = mt == VTA_MEM_ID_UOP ? VTA_ERR_SRAM_UOP : VTA_ERR_SRAM_LOAD;
@@ -334,15 +335,16 @@ static int decode_load(uint index, ulong w0, ulong w1, ulong dram_bytes, vta_loa
                       dram_bytes, e);
 }
 
-/* Decode and check a STORE (out buffer -> DRAM, no padding). Returns 1 when it moves data. */
+/* Decode and check a STORE (out buffer -> DRAM, no padding). Returns 1 when it moves data; a
+ * memory type other than OUT is an error in a no-op too. */
 static int decode_store(uint index, ulong w0, ulong w1, ulong dram_bytes, vta_mem_t *m,
                         vta_err_t *e) {
   decode_mem(w0, w1, m);
-  if (m->x_size == 0u || m->y_size == 0u) return 0;
   if (m->mt != VTA_MEM_ID_OUT) {
     set_error(e, VTA_ERR_MEM_TYPE, index, m->mt);
     return 0;
   }
+  if (m->x_size == 0u || m->y_size == 0u) return 0;
   return check_ranges(index, m, (ulong)m->y_size * m->x_size, VTA_OUT_DEPTH, VTA_ERR_SRAM_STORE,
                       VTA_OUT_ELEM_BYTES, dram_bytes, e);
 }
