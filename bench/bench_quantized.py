@@ -1,0 +1,128 @@
+"""Networks quantized by onnxruntime on VTA: the table of docs/graph.md ("Quantized networks").
+
+For a network of vtabench.workloads.float_models and each weight-scale form (per-tensor,
+per-channel; int8 symmetric activations): quantize with onnxruntime's quantize_static on 8
+seeded calibration samples, compile, and report the share of the conv/Gemm MACs on VTA, syncs
+per inference, compile time, wall time per inference on each target, bit-identity of every
+target's outputs to the integer reference (every operator on the CPU), and the deviation from
+onnxruntime: every int8 tensor a VTA operator computes, end to end and layer by layer (each
+operator alone on onnxruntime's inputs), as max steps and fraction exactly equal, and the top-1
+agreement of the outputs.
+
+    python bench/bench_quantized.py resnet18 --targets fsim,opencl,rtl --json results/q18.json
+    python bench/bench_quantized.py mobilenetv2 --forms tensor --top1-inputs 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from vtabench.drivers import open_device
+from vtabench.graph import compile_model, reference_package
+from vtabench.graph.compare import (Deviation, device_tensors, deviation, layer_inputs,
+                                    layerwise, onnxruntime_tensors)
+from vtabench.graph.execute import Executor
+from vtabench.workloads.float_models import FLOAT_MODELS
+from vtabench.workloads.quantize import calibration_set, quantize
+
+FORMS = {"tensor": {"per_channel": False}, "channel": {"per_channel": True}}
+
+
+def _inputs(shape: list[int], n: int, seed: int) -> list[np.ndarray]:
+    return [np.random.default_rng([seed, i]).standard_normal(shape).astype(np.float32)
+            for i in range(n)]
+
+
+def measure(name: str, form: str, targets: list[str], dev_inputs: int, top1_inputs: int,
+            cfg: str, log) -> dict:
+    fm = FLOAT_MODELS[f"{name}_float"]()
+    t0 = time.perf_counter()
+    q = quantize(fm, calibration_set(fm, 8), **FORMS[form])
+    row: dict = {"network": name, "form": form, "quantize_s": time.perf_counter() - t0}
+    t0 = time.perf_counter()
+    pkg = compile_model(q, cfg)
+    row["compile_s"] = time.perf_counter() - t0
+    st = pkg.manifest["stats"]
+    row.update(syncs=st["syncs_per_inference"], insns=st["insns"],
+               macs=st["macs_conv_gemm"], macs_vta=st["macs_conv_gemm_vta"],
+               vta_share=st["macs_conv_gemm_vta"] / max(st["macs_conv_gemm"], 1),
+               vta_layers=len(pkg.manifest["layers"]),
+               cpu_fallbacks=[(n["name"], n["op"], n.get("reason", ""))
+                              for n in pkg.manifest["nodes"] if n["device"] == "cpu"
+                              and n["op"].split(" ")[0] in ("conv2d", "dense", "avgpool",
+                                                            "maxpool")])
+    log(f"{name}/{form}: compiled in {row['compile_s']:.1f} s, {row['vta_share']:.1%} of "
+        f"{row['macs'] / 1e9:.2f} GMAC on VTA, {row['syncs']} sync(s)")
+    ref = reference_package(q, cfg)
+    shape = pkg.manifest["inputs"][0]["shape"]
+    iname = q.graph.input[0].name
+    [x0] = _inputs(shape, 1, 1)
+    with open_device("fsim", cfg, ref.mem_bytes) as dev:
+        want = Executor(ref, dev).run([x0]).outputs
+    row["targets"] = {}
+    for target in targets:
+        with open_device(target, cfg, pkg.mem_bytes) as dev:
+            ex = Executor(pkg, dev)
+            runs = [ex.run([x0]) for _ in range(1 if target == "rtl" else 2)]
+        r = runs[-1]
+        same = all(np.array_equal(a, b) for a, b in zip(r.outputs, want, strict=True))
+        row["targets"][target] = {"wall_s": r.wall_s, "bit_identical": same,
+                                  "cycles": r.per_inference.get("cycles"),
+                                  "syncs": r.per_inference["syncs"]}
+        log(f"{name}/{form}: {target} {r.wall_s:.2f} s per inference, bit-identical: {same}")
+    e2e, lw, agree = Deviation(), Deviation(), 0
+    out_name = q.graph.output[0].name
+    with open_device("fsim", cfg, pkg.mem_bytes) as dev:
+        ex = Executor(pkg, dev)
+        for k, x in enumerate(_inputs(shape, max(dev_inputs, top1_inputs), 100)):
+            r = ex.run([x])
+            if k < dev_inputs:
+                ours = device_tensors(ex)
+                theirs = onnxruntime_tensors(q, list(ours) + layer_inputs(ex), {iname: x})
+                deviation(ours, theirs, e2e)
+                layerwise(ex, theirs, lw)
+            else:
+                theirs = onnxruntime_tensors(q, [], {iname: x})
+            if k < top1_inputs:
+                agree += int(np.argmax(r.outputs[0]) == np.argmax(theirs[out_name]))
+    for key, d in (("end_to_end", e2e), ("layerwise", lw)):
+        row[key] = {"tensors": d.tensors, "elements": d.elements, "max_steps": d.max_steps,
+                    "fraction_exact": d.fraction_exact, "worst": d.worst}
+    row["top1"] = [agree, top1_inputs]
+    log(f"{name}/{form}: vs onnxruntime end to end max {e2e.max_steps} steps, "
+        f"{e2e.fraction_exact:.4%} exact; layer by layer max {lw.max_steps}, "
+        f"{lw.fraction_exact:.4%} exact; top-1 {agree}/{top1_inputs}")
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("network", choices=sorted(k[:-len("_float")] for k in FLOAT_MODELS))
+    ap.add_argument("--forms", default="tensor,channel")
+    ap.add_argument("--targets", default="fsim")
+    ap.add_argument("--config", default="default")
+    ap.add_argument("--deviation-inputs", type=int, default=5)
+    ap.add_argument("--top1-inputs", type=int, default=100)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    rows = []
+    ok = True
+    for form in args.forms.split(","):
+        row = measure(args.network, form, args.targets.split(","), args.deviation_inputs,
+                      args.top1_inputs, args.config, lambda s: print(s, flush=True))
+        ok &= all(t["bit_identical"] for t in row["targets"].values())
+        rows.append(row)
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(rows, indent=1, default=float))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
