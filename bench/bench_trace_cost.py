@@ -31,14 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trace", type=Path, help="write the event log here (tracing on)")
     ap.add_argument("--repeat", type=int, default=5, help="runs of the GEMM program")
     ap.add_argument("--random", type=int, default=40, help="random programs")
+    ap.add_argument("--seed", type=int, help="simulator seed (random when omitted; printed)")
     a = ap.parse_args(argv)
     cfg = load_config(a.config)
     gemm, _ = perf.gemm_program(cfg, 24, repeat=10)
     rnd = [random_program(cfg, np.random.default_rng([5, k])) for k in range(a.random)]
     progs = [RawProgram(f"gemm{i}", gemm.insns, gemm.dram.copy()) for i in range(a.repeat)]
     progs += [RawProgram(f"rand{k}", p.insns, p.dram.copy()) for k, p in enumerate(rnd)]
-    stats = run_batch(cfg, progs, seed=1, quiet=True,
-                      **({"trace": a.trace} if a.trace else {}))
+    stats = run_batch(cfg, progs, seed=a.seed, **({"trace": a.trace} if a.trace else {}))
     if any(s["state"] != "done" for s in stats):
         print("a program did not finish", file=sys.stderr)
         return 1
