@@ -48,7 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from vtabench.cli import CliError
-    from vtabench.drivers.api import PAGE_BYTES, mem_bytes_for, open_device, run_program
+    from vtabench.drivers.api import (PAGE_BYTES, RunTimeoutError, mem_bytes_for, open_device,
+                                      run_program)
     from vtabench.progress import Activity
     from vtabench.report.timeline import Recorder
     from vtabench.spec.validate import validate_binary
@@ -72,7 +73,10 @@ def run(args: argparse.Namespace) -> int:
         Recorder(args.target, args.timeline) if args.timeline else nullcontext())
     with timeline as rec, Activity(f"running on {args.target}"), \
             open_device(args.target, cfg, mem, **opts) as dev:
-        result = run_program(dev, code, dram, args.timeout, insn_align=PAGE_BYTES)
+        try:
+            result = run_program(dev, code, dram, args.timeout, insn_align=PAGE_BYTES)
+        except RunTimeoutError as exc:
+            raise CliError(f"RunTimeoutError: {exc}{_reached(exc.status)}") from None
     dram.tofile(args.out)
     print(f"  device: {dev.name}")
     for key, value in {**result.stats, "wall_s": round(result.wall_s, 4)}.items():
@@ -81,3 +85,14 @@ def run(args: argparse.Namespace) -> int:
     if rec is not None:
         print(f"wrote {rec.write(cfg)}")
     return 0
+
+
+def _reached(status: dict[str, object]) -> str:
+    """Where a timed-out run was, from what its target reports (fsim names the instruction in
+    its message; rtl counts the instructions each stage finished; OpenCL cannot say)."""
+    stages = {k: status.get(f"{k.upper()}_INSNS") for k in ("load", "compute", "store")}
+    if all(isinstance(v, int) for v in stages.values()):
+        done = sum(v for v in stages.values() if isinstance(v, int))
+        return (f"; instructions finished: {done} (" +
+                ", ".join(f"{k} {v}" for k, v in stages.items()) + ")")
+    return ""
