@@ -342,3 +342,12 @@ def test_example_runs_as_the_readme_shows(tmp_path, target):
     assert check.returncode == 0 and "y as expected" in check.stdout, check.stderr
     (tmp_path / "out.bin").write_bytes((tmp_path / "dram.bin").read_bytes())  # y still zero
     assert cmd(*maker, "--check", "out.bin").returncode == 1
+
+
+def test_forged_manifest_of_the_wrong_shape(small_pkg, tmp_path):
+    pkg, _, _ = small_pkg
+    bad = tmp_path / "bad.vtapkg"
+    bad.write_bytes(_rezip(pkg.read_bytes(), _edit_manifest(_reseal(
+        lambda m: m.__setitem__("image", ["not an entry"])))))
+    with pytest.raises(PackageError, match="manifest.json: malformed"):
+        Package.load(bad)

@@ -169,9 +169,12 @@ def _check_manifest(members: dict[str, bytes]) -> dict[str, Any]:
                            f"vtabench reads version {FORMAT_VERSION} (recompile the model)")
     if man.get(_SEAL) != _manifest_digest(man):
         raise PackageError(f"{MANIFEST} was edited: its SHA-256 does not match {_SEAL}")
-    _check_config(man)
-    _check_members(man, members)
-    _check_layout(man)
+    try:
+        _check_config(man)
+        _check_members(man, members)
+        _check_layout(man)
+    except (AttributeError, TypeError, KeyError) as exc:  # a forged manifest of the wrong shape
+        raise PackageError(f"{MANIFEST}: malformed ({type(exc).__name__}: {exc})") from exc
     return man
 
 
