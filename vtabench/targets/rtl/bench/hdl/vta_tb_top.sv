@@ -189,4 +189,9 @@ module vta_tb_top #(
   end
   assign dram_open_at_done_o = open_at_done_q;
 
+  // The RTL's assertions hold from the first reset on: before it every register is random
+  // (+verilator+rand+reset), so they stay off until the bench has held rst_ni low on a clock edge.
+  initial $assertoff;
+  always @(posedge clk_i) if (!rst_ni) $asserton;
+
 endmodule : vta_tb_top

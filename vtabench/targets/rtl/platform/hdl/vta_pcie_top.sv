@@ -165,4 +165,9 @@ module vta_pcie_top #(
     .stat_mapped_bytes_o      (dram_mapped_bytes_o)
   );
 
+  // The RTL's assertions hold from the first reset on: before it every register is random
+  // (+verilator+rand+reset), so they stay off until the bench has held rst_ni low on a clock edge.
+  initial $assertoff;
+  always @(posedge clk_i) if (!rst_ni) $asserton;
+
 endmodule : vta_pcie_top
