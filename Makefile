@@ -31,14 +31,14 @@ help:
 	@echo "make test-all every test, the slow ones (large networks, whole-shell synthesis) too"
 	@echo "make fuzz    property-based fuzzing of the CLI and loaders, long profile (tests/test_fuzz.py)"
 	@echo "make lint    verilator -Wall lint and Yosys coarse synthesis of the core"
-	@echo "make bench   benchmarks (fsim GMAC/s, RTL cycles/s, one ResNet-18 inference on fsim and rtl)"
+	@echo "make bench   benchmarks (fsim GMAC/s, RTL cycles/s, ResNet-18 on fsim and rtl, ResNet-18 and random programs on OpenCL: PLATFORM=name)"
 	@echo "make smoke   on-board smoke test on an OpenCL device (PLATFORM=name)"
 	@echo "make regress random differential regression (CONFIG, COUNT, SEED, TARGETS, JOBS)"
 	@echo "make mutation mutation score of the regression: every RTL mutant of the catalogue (long; CONFIG, MUT_COUNT, JOBS)"
 	@echo "make coverage regression with RTL coverage: results/coverage/index.html (COV_COUNT, SEED)"
 	@echo "make waves   PROG=prog.bin DRAM=dram.bin: RTL waves and a GTKWave save file in results/waves"
 	@echo "make fpga    Yosys + nextpnr-ecp5 place and route of FPGA_CONFIG, Fmax and resources (docs/fpga.md)"
-	@echo "make gen     regenerate hdl/gen and opencl/gen from config/*.json"
+	@echo "make gen     regenerate the generated views of spec/configs/*.json and spec/contracts/*.json"
 
 setup: $(STAMP)
 
@@ -72,6 +72,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_fsim.py
 	$(BIN)/python bench/bench_rtl.py
 	$(BIN)/python bench/bench_resnet18.py --json results/bench_resnet18.json
+	$(BIN)/python -m vtabench.workloads resnet18 -o results/resnet18.onnx --seed 0
+	$(BIN)/vtabench compile --config $(CONFIG) --no-profile -o results/resnet18-$(CONFIG).vtapkg results/resnet18.onnx
+	$(BIN)/python bench/bench_opencl.py package results/resnet18-$(CONFIG).vtapkg --platform "$(PLATFORM)" --runs 3 --json results/bench_opencl.json
+	$(BIN)/python bench/bench_opencl.py random --config $(CONFIG) --platform "$(PLATFORM)" --count 2000 --json results/bench_opencl_random.json
 
 smoke: $(STAMP)
 	$(BIN)/vtabench smoke --target opencl --platform "$(PLATFORM)" --config $(CONFIG)
