@@ -100,8 +100,8 @@ class AluNest(Nest):
     dst: Access
     src: Access | None  # the second accumulator operand, or None with an immediate
     imm: int | None
-    # ADD of src * src_scale (an immediate or a second accumulator tile): src is multiplied in
-    # place first
+    # ADD / MAX / MIN of src * src_scale (an immediate or a second accumulator tile): src is
+    # multiplied in place first
     src_scale: int | Access | None = None
 
 
@@ -310,7 +310,7 @@ class _Analyzer(OperatorVisitor):
              loops: list[tirx.For]) -> AluNest:
         op, a, b = self._alu_operands(name, value)
         scale = None
-        if op == AluOp.ADD:
+        if op in (AluOp.ADD, AluOp.MAX, AluOp.MIN):
             for x, y in ((a, b), (b, a)):
                 scaled = self._scaled_operand(y)
                 if scaled is not None and is_load(strip_cast(x)):

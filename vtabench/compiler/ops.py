@@ -25,7 +25,8 @@ STORE does, so clip first to saturate):
 * ``("residual",)``: add an int8 tensor of the output's shape, loaded with LOAD ACC_8BIT;
   ``("residual_mul",)``: add that tensor times an int32 per-output-channel multiplier (a second
   input shaped like the bias; ALU MUL of the loaded tile by the loaded multipliers, then ADD): a
-  residual Add whose operands have different scales;
+  residual Add whose operands have different scales; ``("residual_max",)``: the maximum with that
+  product instead of the sum (a LeakyReLU: ``max(a * ma, a * mb)``);
 * ``("mul",)``: multiply elementwise by an int8 tensor of the output's shape (ACC_8BIT, ALU MUL).
 """
 
@@ -49,12 +50,12 @@ class CompileError(ValueError):
 
 EPILOGUE_OPS = {"bias": 0, "bias_map": 0, "shift": 1, "mul_imm": 1, "chan_mul": 0,
                 "chan_max": 0, "chan_min": 0, "add_imm": 1, "relu": 0, "clip": 2,
-                "residual": 0, "residual_mul": 0, "mul": 0}
+                "residual": 0, "residual_mul": 0, "residual_max": 0, "mul": 0}
 #: Epilogue ops that take an int32 per-output-channel tensor, and those that take a tensor of the
-#: output's shape (int8 for residual, residual_mul and mul; int32 for bias_map). residual_mul
-#: also takes per-channel multipliers.
+#: output's shape (int8 for residual, residual_mul, residual_max and mul; int32 for bias_map).
+#: residual_mul and residual_max also take per-channel multipliers.
 CHANNEL_OPERANDS = ("bias", "chan_mul", "chan_max", "chan_min")
-FULL_OPERANDS = ("bias_map", "residual", "residual_mul", "mul")
+FULL_OPERANDS = ("bias_map", "residual", "residual_mul", "residual_max", "mul")
 
 
 #: Limits of the instruction fields the compiler fills from operator parameters.
@@ -156,10 +157,12 @@ class DenseSpec:
 
 @dataclass(frozen=True)
 class MaxPoolSpec:
-    """Max pooling of a non-negative int8 activation, NCHW sizes in elements (channels a
-    multiple of the block): a ``k`` x ``k`` window, stride, zero padding (exact because every
-    input is at least 0). On the ALU: LOAD ACC_8BIT of the padded input tile, a GEMM reset of
-    the output tile, then one MAX per window position."""
+    """Max pooling of an int8 activation, NCHW sizes in elements (channels a multiple of the
+    block): a ``k`` x ``k`` window, stride, zero padding (exact when every input is at least 0).
+    On the ALU: LOAD ACC_8BIT of the padded input tile, a GEMM reset of the output tile (the
+    maximum starts at 0), then one MAX per window position. ``signed``: inputs may be negative
+    (no padding then): the loaded tile is moved up by 128 first (ALU ADD) and the result back
+    down."""
 
     n: int
     c: int
@@ -169,6 +172,7 @@ class MaxPoolSpec:
     stride: int = 1
     pad: int = 0
     name: str = "maxpool"
+    signed: bool = False
     epilogue: tuple = field(default=())
 
     @property
@@ -195,6 +199,8 @@ class MaxPoolSpec:
         if self.pad > PAD_MAX:
             raise CompileError(f"{self.name}: pad {self.pad} above the LOAD pad fields "
                                f"({PAD_BITS} bits, at most {PAD_MAX})")
+        if self.signed and self.pad:
+            raise CompileError(f"{self.name}: zero padding of inputs that may be negative")
 
 
 @dataclass
@@ -283,7 +289,7 @@ def _epilogue(acc: te.Tensor, ep: tuple, bias_shape: tuple[int, ...], out_shape:
             prev2 = x
             x = _ew(out_shape, lambda i, prev2=prev2, hi=hi: te.min(prev2(*i), hi), f"ep{k}_min")
             stages.append(x.op.name)
-        elif kind in ("residual", "residual_mul", "mul"):
+        elif kind in ("residual", "residual_mul", "residual_max", "mul"):
             t = te.placeholder(out_shape, "int8", name=f"{kind}{k}")
             inputs.append(t)
             # The int8 tensor is cached into the accumulator scope as is (LOAD ACC_8BIT sign-
@@ -291,18 +297,19 @@ def _epilogue(acc: te.Tensor, ep: tuple, bias_shape: tuple[int, ...], out_shape:
             if kind == "residual":
                 x = _ew(out_shape, lambda i, prev=prev, t=t: prev(*i) + t(*i).astype("int32"),
                         f"ep{k}_add")
-            elif kind == "residual_mul":
-                # one stage; the emitter multiplies the loaded tile in place, then adds
+            elif kind in ("residual_mul", "residual_max"):
+                # one stage; the emitter multiplies the loaded tile in place, then adds / maxes
                 m = te.placeholder(bias_shape, "int32", name=f"rscale{k}")
                 inputs.append(m)
 
-                def fm(i, prev=prev, t=t, m=m):
+                def fm(i, prev=prev, t=t, m=m, add=kind == "residual_mul"):
                     bi = [0] * rank
                     bi[chan_axis] = i[chan_axis]
                     bi[-2] = i[-2]
                     bi[-1] = i[-1]
-                    return prev(*i) + t(*i).astype("int32") * m(*bi)
-                x = _ew(out_shape, fm, f"ep{k}_add_mul")
+                    scaled = t(*i).astype("int32") * m(*bi)
+                    return prev(*i) + scaled if add else te.max(prev(*i), scaled)
+                x = _ew(out_shape, fm, f"ep{k}_{kind}")
                 acc_inputs.append((m.op.name, x.op.name))
             else:
                 x = _ew(out_shape, lambda i, prev=prev, t=t: prev(*i) * t(*i).astype("int32"),
@@ -374,6 +381,10 @@ def maxpool_te(spec: MaxPoolSpec, cfg: Config) -> OpTE:
                 tirx.const(0, "int8")), name="pad")
     else:
         src = data
+    stages = []
+    if spec.signed:  # move every input to [0, 255]
+        src = te.compute(src.shape, lambda *i: src(*i).astype("int32") + 128, name="shift_in")
+        stages.append("shift_in")
     kh = te.reduce_axis((0, K), "kh")
     kw = te.reduce_axis((0, K), "kw")
     # identity 0: the inputs are non-negative (the init is the GEMM reset)
@@ -381,8 +392,12 @@ def maxpool_te(spec: MaxPoolSpec, cfg: Config) -> OpTE:
     out_shape = (N, C, spec.out_h, spec.out_w, B, BI)
     acc = te.compute(out_shape, lambda n, c, h, w, b, i: vmax(
         src[n, c, h * S + kh, w * S + kw, b, i].astype("int32"), axis=[kh, kw]), name="pool")
+    if spec.signed:
+        pooled = acc
+        acc = te.compute(out_shape, lambda *i: pooled(*i) - 128, name="shift_out")
+        stages.append("shift_out")
     out = te.compute(out_shape, lambda *i: acc(*i).astype("int8"), name="out")
-    return OpTE([data], out, "pool", "pad" if P else None, [], [])
+    return OpTE([data], out, "pool", "pad" if P else None, stages, [])
 
 
 def op_te(spec: Conv2dSpec | DenseSpec | MaxPoolSpec, cfg: Config) -> OpTE:

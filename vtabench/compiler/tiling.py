@@ -91,7 +91,8 @@ def _extra_acc(ep: tuple) -> tuple[int, int]:
     """(number of full-tile int32 acc buffers, number of per-channel bias buffers) the epilogue
     needs besides the accumulator."""
     full = sum(1 for op in ep if op[0] in FULL_OPERANDS)
-    bias = sum(1 for op in ep if op[0] in (*CHANNEL_OPERANDS, "residual_mul"))
+    bias = sum(1 for op in ep if op[0] in (*CHANNEL_OPERANDS, "residual_mul",
+                                            "residual_max"))
     return full, bias
 
 
@@ -329,14 +330,25 @@ def schedule_pool(op: OpTE, cfg: Config, t: Tiling,
     wo, wi = sch.split(w, [None, t.w])
     sch.reorder(n, co, ho, wo, kh, kw, ci, hi, wi, b, i)
     sch.annotate(wo, "vta.virtual_threads", 2 if double_buffer else 1)
+    if "shift_out" in op.alu_stages:
+        post = sch.get_sblock("shift_out")
+        sch.set_scope(post, 0, ACC)
+        sch.reverse_compute_at(post, wo)
+        sch.annotate(post, "vta.alu", 1)
     out = sch.get_sblock("out")
     sch.reverse_compute_at(out, wo)
     sch.annotate(out, "vta.dma", 1)
+    reader = pb
+    if "shift_in" in op.alu_stages:  # the loaded tile moved up in place
+        reader = sch.get_sblock("shift_in")
+        sch.set_scope(reader, 0, ACC)
+        sch.compute_at(reader, wo)
+        sch.annotate(reader, "vta.alu", 1)
     if op.pad:
         src = sch.get_sblock(op.pad)
         sch.set_scope(src, 0, ACC)
     else:
-        src = sch.cache_read(pb, 0, ACC)
+        src = sch.cache_read(reader, 0, ACC)
     sch.compute_at(src, wo)
     sch.annotate(src, "vta.dma", 1)
     _, reset = intrin_names(cfg.batch, cfg.block_in, cfg.block_out)

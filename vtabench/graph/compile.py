@@ -203,9 +203,10 @@ def _bind_operands(rt: Runtime, n: Node, op: CompiledOp, tensors: dict[str, dict
 
 def _packed_weight(n: Node, cfg: Config) -> np.ndarray:
     if isinstance(n.spec, Conv2dSpec) and n.spec.blockwise:
-        # a depthwise conv's kernels; a global average pool's are ones over the whole map
-        w = n.q.weight if n.op == "conv2d" else np.ones((n.q.bias.size, 1, n.spec.h,
-                                                         n.spec.w), np.int8)
+        # a depthwise conv's kernels; a global average pool's are ones over the whole map,
+        # a LeakyReLU's a single one (the identity)
+        w = n.q.weight if n.op == "conv2d" else np.ones((n.q.bias.size, 1, n.spec.k,
+                                                         n.spec.k), np.int8)
         return pack_blockwise_weight(w, cfg)
     if n.op == "conv2d":
         return pack_conv_weight(n.q.weight, cfg)

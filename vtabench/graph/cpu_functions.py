@@ -131,6 +131,8 @@ def _integer_op(bb: relax.BlockBuilder, n: Node, args: list[Any]) -> Any:
                                   groups=q.groups, out_dtype="int32"))
     elif n.op == "avgpool":
         acc = bb.emit(R.sum(R.astype(x, "int32"), axis=[2, 3], keepdims=True))
+    elif n.op == "leaky":  # the identity conv: the input itself
+        acc = bb.emit(R.astype(x, "int32"))
     else:
         k = q.weight.shape[1]
         x = bb.emit(R.reshape(x, (1, k)))
@@ -164,10 +166,12 @@ def _integer_op(bb: relax.BlockBuilder, n: Node, args: list[Any]) -> Any:
             acc = bb.emit(R.minimum(R.maximum(acc, _int32(op[1])), _int32(op[2])))
         elif kind == "residual":
             acc = bb.emit(R.add(acc, R.astype(args[1], "int32")))
-        elif kind == "residual_mul":
+        elif kind in ("residual_mul", "residual_max"):
             m = n.iform.operands[k]
             m = relax.const(m.reshape(1, -1, 1, 1) if conv else m.reshape(1, -1))
-            acc = bb.emit(R.add(acc, R.multiply(R.astype(args[1], "int32"), m)))
+            scaled = R.multiply(R.astype(args[1], "int32"), m)
+            acc = bb.emit(R.add(acc, scaled) if kind == "residual_mul"
+                          else R.maximum(acc, scaled))
         else:
             raise ValueError(f"{n.name}: epilogue op {op} has no CPU form")
     return bb.emit(R.astype(acc, "int8"))

@@ -86,6 +86,7 @@ def _patterns() -> list[tuple[str, Any]]:
                                         act))))
     for act in ACTS[:-1]:
         pats.append(("vta.act", _q(_act(_dq(wildcard()), act))))
+    pats.append(("vta.leaky", _q(is_op("relax.nn.leakyrelu")(_dq(wildcard())))))
     pats.append(("vta.reshape", _q(is_op("relax.reshape")(_dq(wildcard()), wildcard()))))
     pats.append(("vta.maxpool", _q(is_op("relax.nn.max_pool2d")(_dq(wildcard())))))
     return pats
@@ -388,6 +389,15 @@ def _composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[in
         return qp, [index(a), index(b)], {}
     xin, x = _tensor_q(_find(bs, "relax.dequantize")[0], f"{kind} input")
     same = x == y
+    if kind == "leaky":
+        alpha = float(_find(bs, "relax.nn.leakyrelu")[0].attrs.alpha)
+        if not 0 <= alpha <= 1:
+            raise Unsupported(f"LeakyReLU slope {alpha} outside [0, 1]")
+        c = _shape(xin)[1]
+        qp = QParams(kind="leaky", x=x, y=y, alpha=alpha, w_scale=np.ones(c),
+                     bias=np.zeros(c, np.int32), lo=y.qmin, hi=y.qmax,
+                     key=f"leaky_{alpha}_{_fingerprint(np.array([x.scale, y.scale]))}")
+        return qp, [index(xin), index(xin)], {}
     if kind == "act":
         lo, hi = _act_bounds(bs, y)
         qp = QParams(kind="act", x=x, y=y, lo=lo, hi=hi, key=f"act_{lo}_{hi}",

@@ -22,13 +22,14 @@ residual Add (other operand ``r``, output ``o``):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from vtabench.compiler.ops import IMM_MAX, IMM_MIN
 from vtabench.graph.ir import QParams
-from vtabench.graph.requant import Requant, choose, choose_add
+from vtabench.graph.requant import INT32_MAX, Requant, choose, choose_add, rshift
 
 
 @dataclass
@@ -85,6 +86,8 @@ def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
     """The integer form of conv2d / dense / avgpool parameters ``q`` (``in_hw``: the input's
     height and width). A global average pool is the sum over the map (weights 1, scale
     1 / (h * w)). ValueError when the chain has none (a scale out of range...)."""
+    if q.kind == "leaky":
+        return _leaky_form(q)
     ops: list[tuple] = []
     operands: dict[int, np.ndarray] = {}
     ze = q.x.zero_stored
@@ -137,6 +140,65 @@ def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
     _imm_or_vector(out.zero_stored, o, ops, operands)
     ops.append(("clip", q.res_lo - out.offset, q.res_hi - out.offset))
     return IntegerForm(tuple(ops), operands, rq)
+
+
+def _leaky_form(q: QParams) -> IntegerForm:
+    """LeakyReLU as an identity (blockwise 1x1) conv of its input with the input also loaded
+    as a second operand: ``a = v - z_x'`` (the GEMM and the bias), then
+    ``rshift(max(a * ma, (v - z_x') * mb), n) + z_y'`` with ``ma ~ s_x / s_y * 2^n`` and
+    ``mb ~ alpha * ma`` (the maximum is the slope for a negative ``a`` because alpha <= 1);
+    the second operand's zero-point term is moved across the max as a constant. The input has
+    256 values: (ma, mb, n) are checked against onnxruntime's float32 chain on every one of
+    them (:func:`_leaky_multipliers`)."""
+    c = q.bias.size
+    ze = q.x.zero_stored
+    ma, mb, n = _leaky_multipliers(q)
+    ops: list[tuple] = [("bias",)]
+    operands: dict[int, np.ndarray] = {0: np.full(c, -ze, np.int32)}
+    if ma != 1:
+        if IMM_MIN <= ma <= IMM_MAX:
+            ops.append(("mul_imm", ma))
+        else:
+            operands[len(ops)] = np.full(c, ma, np.int32)
+            ops.append(("chan_mul",))
+    _imm_or_vector(ze * mb, c, ops, operands)
+    operands[len(ops)] = np.full(c, mb, np.int32)
+    ops.append(("residual_max",))
+    _imm_or_vector(-ze * mb, c, ops, operands)
+    if n:
+        ops.append(("shift", n))
+    _imm_or_vector(q.y.zero_stored, c, ops, operands)
+    ops.append(("clip", q.lo - q.y.offset, q.hi - q.y.offset))
+    return IntegerForm(tuple(ops), operands)
+
+
+def _leaky_multipliers(q: QParams) -> tuple[int, int, int]:
+    """(ma, mb, n) of a LeakyReLU whose integer form gives, on every input value, what the
+    float32 chain DequantizeLinear -> LeakyRelu -> QuantizeLinear gives (onnxruntime's
+    arithmetic: a slope like 0.1 puts many products exactly on half steps, where float32
+    rounding decides); the most matching values when none matches all."""
+    f32 = np.float32
+    a = np.arange(q.x.qmin, q.x.qmax + 1, dtype=np.int64) - q.x.zero
+    xf = a.astype(f32) * f32(q.x.scale)
+    yf = np.where(xf >= 0, xf, xf * f32(q.alpha))
+    want = np.clip(np.rint(yf / f32(q.y.scale)).astype(np.int64) + q.y.zero, q.lo, q.hi)
+    ra, rb = q.x.scale / q.y.scale, q.alpha * q.x.scale / q.y.scale
+    best: tuple[int, int, int, int] | None = None
+    for n in range(32):
+        base_a, base_b = ra * 2 ** n, rb * 2 ** n
+        if 255 * (base_a + base_b + 2) + (1 << max(n - 1, 0)) > INT32_MAX:
+            break
+        for ma in {math.floor(base_a), math.ceil(base_a)}:
+            for mb in {math.floor(base_b), math.ceil(base_b)}:
+                got = np.clip(rshift(np.maximum(a * ma, a * mb), n) + q.y.zero, q.lo, q.hi)
+                hits = int((got == want).sum())
+                if best is None or hits > best[0]:
+                    best = (hits, ma, mb, n)
+                if hits == a.size:
+                    return ma, mb, n
+    if best is None:
+        raise ValueError(f"no integer form for a LeakyReLU with scale ratio {ra:.3g}")
+    return best[1], best[2], best[3]
 
 
 def _check_int32(a: np.ndarray, what: str) -> None:

@@ -54,6 +54,7 @@ class QParams:
     :mod:`vtabench.graph.integer`'s.
     add: ``q(act(dq(a) + dq(b)))`` with ``x`` = a, ``res`` = b, ``y`` the output.
     act: ``q(act(dq(x)))`` (ReLU, Clip) folded into ``[lo, hi]``.
+    leaky: ``q(leakyrelu(dq(x), alpha))``.
     """
 
     kind: str  # conv2d | dense | add | act
@@ -67,6 +68,7 @@ class QParams:
     stride: int = 1
     pad: int = 0
     groups: int = 1  # 1, or the channel count of a depthwise conv (weight (O, 1, K, K))
+    alpha: float = 0.0  # leaky: the negative slope
     res: TensorQ | None = None  # residual operand (inputs[1])
     add_out: TensorQ | None = None  # a fused Add's output
     res_lo: int = -128
@@ -89,7 +91,7 @@ class QParams:
 @dataclass
 class Node:
     name: str
-    op: str  # input | conv2d | dense | avgpool | add | act | reshape | maxpool | copy |
+    op: str  # input | conv2d | dense | avgpool | leaky | add | act | reshape | maxpool | copy |
     # to_stored | from_stored | a Relax op name
     inputs: list[str]
     shape: tuple[int, ...]
@@ -113,8 +115,9 @@ class Node:
 
     @property
     def is_candidate(self) -> bool:
-        """A GEMM operator VTA may run (conv2d, dense, global average pool)."""
-        return self.op in ("conv2d", "dense", "avgpool")
+        """A GEMM operator VTA may run (conv2d, dense, global average pool, and LeakyReLU as
+        an identity conv)."""
+        return self.op in ("conv2d", "dense", "avgpool", "leaky")
 
     @property
     def vta_op(self) -> bool:

@@ -180,6 +180,11 @@ def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> Non
                 raise CompileError(f"{n.name}: batch {n.shape[0]} (VTA runs batch 1)")
             if n.op == "maxpool":
                 spec = _maxpool_spec(g, n, cfg)
+            elif n.op == "leaky":  # a blockwise 1x1 conv with identity kernels
+                _, c, h, w = x.shape
+                cp = phys_channels(c, cfg)
+                spec = Conv2dSpec(1, cp, h, w, cp, 1, 1, 0, epilogue=n.iform.epilogue,
+                                  name=n.name, blockwise=True)
             elif n.op == "avgpool":  # a blockwise conv with all-ones kernels over the map
                 _, c, h, w = x.shape
                 if h != w:
@@ -249,8 +254,9 @@ def place(g: Graph) -> None:
 
 
 def _maxpool_spec(g: Graph, n: Node, cfg: Config) -> Any:
-    """The MaxPoolSpec of an integer max pool whose input cannot be negative (VTA's LOAD pads
-    with zeros, and the pool's init is a reset to 0)."""
+    """The MaxPoolSpec of an integer max pool: VTA's LOAD pads with zeros, so a padded pool
+    needs an input that cannot be negative (its producer's lower clip bound, stored form);
+    without padding any input (``signed``: moved up by 128 around the maximum)."""
     from vtabench.compiler import CompileError, MaxPoolSpec
 
     a = n.attrs["attrs"]
@@ -264,12 +270,14 @@ def _maxpool_spec(g: Graph, n: Node, cfg: Config) -> Any:
     low = None
     if p.is_candidate and p.integer and p.q.out is not None:
         low = (p.q.res_lo if p.q.residual else p.q.lo) - p.q.out.offset
-    if low is None or low < 0:
-        raise CompileError(f"{n.name}: its input may be negative (VTA pads and starts the "
-                           f"maximum at 0)")
+    signed = low is None or low < 0
+    pad = pads.pop()
+    if signed and pad:
+        raise CompileError(f"{n.name}: a padded max pool of an input that may be negative "
+                           f"(VTA pads with zeros)")
     _, c, h, w = g.nodes[n.inputs[0]].shape
-    return MaxPoolSpec(1, phys_channels(c, cfg), h, w, ks.pop(), st.pop(), pads.pop(),
-                       name=n.name)
+    return MaxPoolSpec(1, phys_channels(c, cfg), h, w, ks.pop(), st.pop(), pad, name=n.name,
+                       signed=signed)
 
 
 def _layout_neutral(g: Graph, n: Node) -> bool:
