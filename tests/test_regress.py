@@ -103,7 +103,8 @@ def test_every_defect_breaks_one_rule_the_validator_names():
               "empty": ErrorCode.FINISH, "sram_load": ErrorCode.SRAM_LOAD,
               "sram_uop_load": ErrorCode.SRAM_UOP, "sram_store": ErrorCode.SRAM_STORE,
               "uop_range": ErrorCode.SRAM_UOP, "gemm_index": ErrorCode.SRAM_GEMM,
-              "alu_index": ErrorCode.SRAM_ALU, "dram_range": ErrorCode.DRAM_RANGE}
+              "alu_index": ErrorCode.SRAM_ALU, "dram_range": ErrorCode.DRAM_RANGE,
+              "dram_edge": ErrorCode.DRAM_RANGE}
     assert set(wanted) == set(DEFECTS)
     applied = set()
     for s in range(12):

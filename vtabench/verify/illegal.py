@@ -130,11 +130,18 @@ def _token_flag(cfg: Config, insns: list[Insn], dram: np.ndarray,
     return _changed(cfg, insns, k, **{str(rng.choice(_forbidden_flags(insns[k]))): 1})
 
 
+#: Instructions that must not have pads, in the classes the targets check apart.
+PADLESS: tuple[Callable[[Insn], bool], ...] = (
+    lambda i: i.opcode == Opcode.STORE,
+    lambda i: i.opcode == Opcode.LOAD and not _real(i),
+    lambda i: i.opcode == Opcode.LOAD and _real(i) and i.memory_type == MemType.UOP,
+    lambda i: i.opcode == Opcode.LOAD and _real(i) and i.memory_type == MemType.WGT)
+
+
 def _pad_forbidden(cfg: Config, insns: list[Insn], dram: np.ndarray,
                    rng: np.random.Generator) -> bytes | None:
-    k = _pick(rng, insns, lambda i: i.opcode == Opcode.STORE or (
-        i.opcode == Opcode.LOAD and (not _real(i) or i.memory_type in (MemType.UOP,
-                                                                        MemType.WGT))))
+    """A pad on a STORE, a no-op LOAD, a LOAD UOP or a LOAD WGT (one class picked first)."""
+    k = _pick(rng, insns, PADLESS[int(rng.integers(0, len(PADLESS)))])
     return _changed(cfg, insns, k, **{str(rng.choice(PAD_FIELDS)): int(rng.integers(1, 16))})
 
 
@@ -258,18 +265,26 @@ def _alu_index(cfg: Config, insns: list[Insn], dram: np.ndarray,
 
 def _dram_range(cfg: Config, insns: list[Insn], dram: np.ndarray,
                 rng: np.random.Generator) -> bytes | None:
-    """A LOAD / STORE ending one element past the image, or reaching FAR_BYTES to 4 FAR_BYTES
-    (within 32 bits of byte address: no wrap-around in a kernel that computes in 32 bits)."""
+    """A LOAD / STORE reaching FAR_BYTES to 4 FAR_BYTES (within 32 bits of byte address: no
+    wrap-around in a kernel that computes in 32 bits)."""
     k = _pick(rng, insns, lambda i: i.opcode in (Opcode.LOAD, Opcode.STORE) and _real(i))
+    if k is None:
+        return None
+    eb = mem_elem_bytes(cfg, MemType(insns[k].memory_type))
+    return _changed(cfg, insns, k, dram_base=int(rng.integers(FAR_BYTES, 4 * FAR_BYTES)) // eb)
+
+
+def _dram_edge(cfg: Config, insns: list[Insn], dram: np.ndarray,
+               rng: np.random.Generator) -> bytes | None:
+    """A LOAD or a STORE (one picked first) whose last element is the first past the image."""
+    op = Opcode.LOAD if rng.random() < 0.5 else Opcode.STORE
+    k = _pick(rng, insns, lambda i: i.opcode == op and _real(i))
     if k is None:
         return None
     i = insns[k]
     eb = mem_elem_bytes(cfg, MemType(i.memory_type))
-    extent = (i.y_size - 1) * i.x_stride + i.x_size
-    edge = dram.size // eb + 1 - extent
-    if edge >= 0 and rng.random() < 0.5:
-        return _changed(cfg, insns, k, dram_base=edge)
-    return _changed(cfg, insns, k, dram_base=int(rng.integers(FAR_BYTES, 4 * FAR_BYTES)) // eb)
+    edge = dram.size // eb + 1 - ((i.y_size - 1) * i.x_stride + i.x_size)
+    return _changed(cfg, insns, k, dram_base=edge) if edge >= 0 else None
 
 #: The defects, by name (the ``illegal.<name>`` kind of a RunSetup).
 DEFECTS: dict[str, Defect] = {
@@ -291,6 +306,7 @@ DEFECTS: dict[str, Defect] = {
     "gemm_index": _gemm_index,
     "alu_index": _alu_index,
     "dram_range": _dram_range,
+    "dram_edge": _dram_edge,
 }
 
 

@@ -255,8 +255,10 @@ def hunt_chunks(count: int) -> list[list[int]]:
 
 
 def _judge_platform(kind: str, mutant: Mutant, settings: Settings) -> Verdict:
-    """Run the mutant's platform tests against a copy of the package with the mutant applied
-    (PYTHONPATH puts the copy first; its builds go to a folder of their own)."""
+    """Run the mutant's platform tests against a copy of the package with the mutant applied.
+    The tests run from the copy's folder (``python -m`` puts the working directory first on the
+    module path, so the checkout's own package cannot shadow the copy; PYTHONPATH carries it to
+    the simulator processes) and build in a folder of their own."""
     root = checkout_root()
     if root is None:
         return Verdict(mutant.id, "not run", "the platform tests live in a source checkout",
@@ -268,13 +270,27 @@ def _judge_platform(kind: str, mutant: Mutant, settings: Settings) -> Verdict:
         target = copy / mutant.source(kind).relative_to(PACKAGE_DIR)
         target.write_text(mutant.apply(target.read_text()))
         env = {**os.environ, "PYTHONPATH": tmp, "VTABENCH_BUILD_DIR": str(Path(tmp) / "build")}
+        where = subprocess.run([sys.executable, "-c", "import vtabench; print(vtabench.__file__)"],
+                               cwd=tmp, env=env, capture_output=True, text=True, check=False)
+        if not where.stdout.startswith(str(copy)):
+            return Verdict(mutant.id, "broken", f"the copy is not the package the tests import "
+                           f"({where.stdout.strip() or where.stderr.strip()[-300:]})",
+                           settings=settings.key(mutant))
         proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p",
-                               "no:cacheprovider", *mutant.tests], cwd=root, env=env,
+                               "no:cacheprovider", "--rootdir", str(root),
+                               *(str(root / t) for t in mutant.tests)], cwd=tmp, env=env,
                               capture_output=True, text=True, check=False)
-    tail = (proc.stdout + proc.stderr).strip().splitlines()[-1:] or ["(no output)"]
-    status = "killed" if proc.returncode == 1 else "survived" if proc.returncode == 0 else \
-        "broken"
-    return Verdict(mutant.id, status, f"{' '.join(mutant.tests)}: {tail[0]}",
+    lines = (proc.stdout + proc.stderr).strip().splitlines() or ["(no output)"]
+    summary = lines[-1]
+    # pytest exits 1 for failed tests and for errors (a fixture that broke): only a failure of
+    # the tests themselves is a kill
+    if proc.returncode == 0:
+        status = "survived"
+    elif proc.returncode == 1 and " failed" in summary and " error" not in summary:
+        status = "killed"
+    else:
+        status, summary = "broken", " | ".join(lines[-12:])
+    return Verdict(mutant.id, status, f"{' '.join(mutant.tests)}: {summary}"[:2000],
                    run_s=round(time.monotonic() - t0, 1), settings=settings.key(mutant))
 
 

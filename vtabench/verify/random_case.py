@@ -35,7 +35,7 @@ from vtabench.verify.random_program import random_program
 from vtabench.verify.run_setup import Outcome, RandomProgram, RunSetup
 
 #: Kinds of case beside ``legal`` and their share of the cases (``illegal`` covers every defect).
-KINDS = {"illegal": 0.12, "fault.read": 0.05, "fault.fetch": 0.03, "fault.write": 0.05,
+KINDS = {"illegal": 0.16, "fault.read": 0.05, "fault.fetch": 0.03, "fault.write": 0.05,
          "align.insn": 0.02, "align.dram": 0.02}
 #: Share of cases run with the default (ideal) memory timing, and with a nonzero DRAM base.
 IDEAL_TIMING = 0.3

@@ -105,20 +105,23 @@ def fill_command_queue(p: ProgramBuilder, rng: np.random.Generator, queue: Token
     """Prologue: the consumer of ``queue`` waits for a token at the head of its command queue
     while CMD_QUEUE_DEPTH - 1 more of its instructions queue up behind it; the producer's push
     comes only after them in the stream. Fetch routes the push only if the consumer's command
-    queue holds all CMD_QUEUE_DEPTH of them: one entry less and the program deadlocks. A load or
-    compute consumer loads one element at its head and every 64th instruction (into element 0,
-    which the chunks overwrite before reading it), so the stage needs read data while fetch
-    stalls on its full queue: a fetch that asks for more instruction beats than it can hold
-    blocks that data behind its own."""
+    queue holds all CMD_QUEUE_DEPTH of them: one entry less and the program deadlocks.
+
+    As many instructions of the consumer follow the push. A load or compute consumer loads one
+    element at its head and every 64th instruction (into element 0, which the chunks overwrite
+    before reading it): the stage needs read data while fetch, stalled on its full queue, still
+    has hundreds of instructions to read ahead, so a fetch that asks for more instruction beats
+    than it can hold blocks that data behind its own."""
     ends = QUEUE_ENDS[queue]
     mem = NOOP_MEM[ends.consumer]
-    for k in range(CMD_QUEUE_DEPTH):
+    for k in range(2 * CMD_QUEUE_DEPTH):
+        if k == CMD_QUEUE_DEPTH:
+            p.noop(NOOP_MEM[ends.producer], _tokens(ends.push_flag))
         tok = _tokens(ends.pop_flag) if k == 0 else NO_TOKENS
         if k % 64 == 0 and mem != MemType.OUT:
             p.load(mem, 0, p.data(mem, random_tiles(p.cfg, rng, mem, 1)), 1, 1, tok=tok)
         else:
             p.noop(mem, tok)
-    p.noop(NOOP_MEM[ends.producer], _tokens(ends.push_flag))
 
 
 def _padded_between(p: ProgramBuilder, rng: np.random.Generator, mem: MemType, base: int,
