@@ -10,8 +10,8 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from vtabench.cli import positive_int
+from vtabench.drivers.api import BACKENDS
 
-TARGETS = ("fsim", "rtl", "opencl")
 #: Local worker processes when neither --jobs nor --cluster says otherwise.
 DEFAULT_JOBS = 2
 
@@ -97,9 +97,9 @@ def _executor(args: argparse.Namespace) -> AbstractContextManager[Executor | Non
 def run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     targets = _names(args.targets)
-    bad = [t for t in targets if t not in TARGETS]
+    bad = [t for t in targets if t not in BACKENDS]
     if bad:
-        raise ValueError(f"unknown target(s) {', '.join(bad)}; expected {', '.join(TARGETS)}")
+        raise ValueError(f"unknown target(s) {', '.join(bad)}; expected {', '.join(BACKENDS)}")
     for flag in ("jobs", "chunk", "cores"):
         if getattr(args, flag) is not None and getattr(args, flag) < 1:
             raise ValueError(f"--{flag} {getattr(args, flag)}: must be at least 1")

@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from vtabench.drivers.api import BACKENDS
 from vtabench.spec.config import Config, load_config
 from vtabench.spec.isa.asm import disassemble
 from vtabench.spec.isa.insn import Insn
@@ -127,7 +128,7 @@ def run_chunk(cfg: Config, seed: int, indices: list[int], targets: list[str],
     with tempfile.TemporaryDirectory(prefix="vtabench-chunk-") as tmp:
         for target in targets:
             opts = dict(target_opts.get(target) or {})
-            if target == "rtl" and rtl_coverage:
+            if rtl_coverage and BACKENDS[target].bench is not None:  # the core bench's build
                 opts["coverage"] = Path(tmp) / "coverage.dat"
             try:
                 images, problems = run_on_target(cfg, target, programs, seed=seed + indices[0],

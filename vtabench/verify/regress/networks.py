@@ -86,10 +86,11 @@ def compare(outputs: Sequence[np.ndarray], reference: Sequence[np.ndarray]) -> s
 
 def run_target(prep: Prepared, target: str, seed: int) -> NetworkResult:
     """Task: run the compiled package on ``target`` and compare with the reference."""
+    from vtabench.drivers.api import BACKENDS
     from vtabench.graph import Package, run_package
 
     t0 = time.monotonic()
-    opts = {"seed": seed} if target == "rtl" else {}
+    opts = {"seed": seed} if "seed" in BACKENDS[target].options else {}
     try:
         [res] = run_package(Package.from_bytes(prep.package), target, prep.inputs, **opts)
     except Exception as exc:  # noqa: BLE001 - a failing target is a result, not a crash
