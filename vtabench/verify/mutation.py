@@ -3,8 +3,8 @@
 A catalogue (``verify/mutants/rtl.json`` for the RTL core, ``opencl.json`` for the OpenCL
 kernel) lists mutants: one exact text replacement each (``old`` occurs exactly once in ``file``)
 with the bug it models. Each mutant is applied alone to a copy of the sources (RTL: a build of its
-own from a copy of hdl/, :class:`~vtabench.targets.rtl.verilator.Mutation`; OpenCL: the mutated
-kernel text), and the regression's programs run on it (program k of seed S, as
+own from a copy of hdl/, :class:`~vtabench.targets.rtl.verilator.Mutation`; OpenCL: the item
+variant built from the mutated kernel or ISA header text), and the regression's programs run on it (program k of seed S, as
 ``vtabench regress`` runs them) until one fails: the mutant is **killed**, or it **survives** all
 of them. A kill counts only when the failing program passes on the original sources (it is run
 again there): a program that fails without the mutant is a problem of the bench, and the mutant
@@ -40,9 +40,11 @@ from vtabench.spec.config import load_config
 from vtabench.targets.workdirs import PACKAGE_DIR, checkout_root
 
 CATALOGUE_DIR = Path(__file__).resolve().parent / "mutants"
-#: Catalogue kind -> the folder its ``file`` entries are relative to, and the regression target.
-KINDS = {"rtl": (PACKAGE_DIR / "targets" / "rtl" / "hdl", "rtl"),
-         "opencl": (PACKAGE_DIR / "targets" / "opencl", "opencl")}
+#: Catalogue kind -> the folder its ``file`` entries are relative to, the regression target and
+#: its options for the original sources (OpenCL: the item variant, targets/opencl/vta.cl).
+KINDS: dict[str, tuple[Path, str, dict[str, Any]]] = {
+    "rtl": (PACKAGE_DIR / "targets" / "rtl" / "hdl", "rtl", {}),
+    "opencl": (PACKAGE_DIR / "targets" / "opencl", "opencl", {"variant": "item"})}
 KILLERS = ("regress", "platform")
 #: Programs per task while hunting for the first failure: the first tasks are small (most
 #: mutants die on one of the first programs), then they double up to HUNT_CHUNK.
@@ -168,10 +170,10 @@ def judge(kind: str, mutant: Mutant, settings: Settings, *, platform: bool = Fal
                        build_s=time.monotonic() - t0, settings=settings.key(mutant))
     build_s = time.monotonic() - t0
     t1 = time.monotonic()
-    target = KINDS[kind][1]
+    _, target, original = KINDS[kind]
     try:
         programs, failure = _hunt(target, opts, settings, progress)
-        if failure is not None and _fails(target, {}, settings, failure[0]):
+        if failure is not None and _fails(target, original, settings, failure[0]):
             return Verdict(mutant.id, "broken", f"program {failure[0]} fails on the original "
                            f"sources too: {failure[1]}", programs, round(build_s, 1),
                            round(time.monotonic() - t1, 1), settings.key(mutant))
@@ -200,11 +202,17 @@ def _prepare(kind: str, mutant: Mutant, text: str, settings: Settings) -> dict[s
         mutation = Mutation(mutant.file, mutant.old, mutant.new)
         build(cfg, mutation=mutation)
         return {"mutation": mutation}
-    from vtabench.drivers.opencl_backend import OpenCLDevice
+    from vtabench.drivers.opencl_backend import ISA_HEADER, KERNEL_PATH, OpenCLDevice
 
-    with OpenCLDevice(cfg, 1 << 20, source=text):
+    # the device option that replaces the file: the kernel's source, or the ISA header it includes
+    option = {KERNEL_PATH.name: "source", ISA_HEADER.name: "isa_header"}.get(mutant.file)
+    if option is None:
+        raise CatalogueError(f"mutant {mutant.id}: {mutant.file} is neither {KERNEL_PATH.name} "
+                             f"nor {ISA_HEADER.name}")
+    opts = {**KINDS[kind][2], option: text}
+    with OpenCLDevice(cfg, 1 << 20, **opts):
         pass
-    return {"source": text}
+    return opts
 
 
 def _fails(target: str, opts: dict[str, Any], settings: Settings, index: int) -> bool:
