@@ -174,8 +174,8 @@ def judge(kind: str, mutant: Mutant, settings: Settings, *, platform: bool = Fal
     try:
         programs, failure = _hunt(target, opts, settings, progress)
         if failure is not None and _fails(target, original, settings, failure[0]):
-            return Verdict(mutant.id, "broken", f"program {failure[0]} fails on the original "
-                           f"sources too: {failure[1]}", programs, round(build_s, 1),
+            return Verdict(mutant.id, "broken", f"program(s) {failure[0][0]}.. fail on the "
+                           f"original sources too: {failure[1]}", programs, round(build_s, 1),
                            round(time.monotonic() - t1, 1), settings.key(mutant))
     finally:
         if kind == "rtl" and not keep_build:
@@ -215,38 +215,49 @@ def _prepare(kind: str, mutant: Mutant, text: str, settings: Settings) -> dict[s
     return opts
 
 
-def _fails(target: str, opts: dict[str, Any], settings: Settings, index: int) -> bool:
-    """Whether regression program ``index`` fails on ``target`` run with ``opts``."""
+def _fails(target: str, opts: dict[str, Any], settings: Settings, indices: list[int]) -> bool:
+    """Whether one of regression programs ``indices`` fails on ``target`` run with ``opts``."""
     from vtabench.verify.regress.campaign import run_chunk
 
-    part = run_chunk(load_config(settings.config), settings.seed, [index], [target], {target: opts})
+    part = run_chunk(load_config(settings.config), settings.seed, indices, [target],
+                     {target: opts})
     return any(r.mismatches or r.error for r in part.results)
 
 
 def _hunt(target: str, opts: dict[str, Any], settings: Settings,
-          progress: Callable[[str], None]) -> tuple[int, tuple[int, str] | None]:
+          progress: Callable[[str], None]) -> tuple[int, tuple[list[int], str] | None]:
     """Run the regression's programs on ``target`` with ``opts`` in chunks, in parallel, until
-    one fails; returns (programs run, (index, why) of the first failure found, or None)."""
+    one fails; returns (programs run, the first failure found or None). A failure is the
+    failing program's index and why; a worker that died running a chunk (a kernel that
+    corrupted its process, say) fails the whole chunk."""
     from vtabench.verify.regress.campaign import local_pool, run_chunk
 
     cfg = load_config(settings.config)
-    chunks = hunt_chunks(settings.count)
     done = 0
     with local_pool(settings.jobs) as pool:
-        pending: set[Future[Any]] = {pool.submit(run_chunk, cfg, settings.seed, c, [target],
-                                                 {target: opts}) for c in chunks}
+        chunk_of: dict[Future[Any], list[int]] = {
+            pool.submit(run_chunk, cfg, settings.seed, c, [target], {target: opts}): c
+            for c in hunt_chunks(settings.count)}
+        pending = set(chunk_of)
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                part = fut.result()
-                done += len(part.results)
-                bad = [r for r in part.results if r.mismatches or r.error]
-                if bad:
-                    for other in pending:
-                        other.cancel()
+            for fut in sorted(finished, key=lambda f: chunk_of[f][0]):
+                try:
+                    part = fut.result()
+                except Exception as exc:  # noqa: BLE001 - the worker or the target crashed
+                    failure = (chunk_of[fut], f"programs {chunk_of[fut][0]}..{chunk_of[fut][-1]}"
+                               f": the run crashed ({type(exc).__name__}: {exc})"[:600])
+                else:
+                    done += len(part.results)
+                    bad = [r for r in part.results if r.mismatches or r.error]
+                    if not bad:
+                        continue
                     first = min(bad, key=lambda r: r.index)
                     why = first.mismatches[0].describe() if first.mismatches else first.error
-                    return done, (first.index, f"{first.name}: {why}"[:600])
+                    failure = ([first.index], f"{first.name}: {why}"[:600])
+                for other in pending:
+                    other.cancel()
+                return done, failure
             progress(f"    {done}/{settings.count} programs pass")
     return done, None
 
