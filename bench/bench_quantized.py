@@ -7,7 +7,8 @@ per inference, compile time, wall time per inference on each target, bit-identit
 target's outputs to the integer reference (every operator on the CPU), and the deviation from
 onnxruntime: every int8 tensor a VTA operator computes, end to end and layer by layer (each
 operator alone on onnxruntime's inputs), as max steps and fraction exactly equal, and the top-1
-agreement of the outputs.
+agreement of the outputs. For scale, how far onnxruntime moves from itself on the same tensors
+when 0.02% of the quantized input's elements move by one step ("sensitivity").
 
     python bench/bench_quantized.py resnet18 --targets fsim,opencl,rtl --json results/q18.json
     python bench/bench_quantized.py mobilenetv2 --forms tensor --top1-inputs 20
@@ -76,8 +77,9 @@ def measure(name: str, form: str, targets: list[str], dev_inputs: int, top1_inpu
                                   "cycles": r.per_inference.get("cycles"),
                                   "syncs": r.per_inference["syncs"]}
         log(f"{name}/{form}: {target} {r.wall_s:.2f} s per inference, bit-identical: {same}")
-    e2e, lw, agree = Deviation(), Deviation(), 0
+    e2e, lw, sens, agree = Deviation(), Deviation(), Deviation(), 0
     out_name = q.graph.output[0].name
+    in_scale = _input_scale(q)
     with open_device("fsim", cfg, pkg.mem_bytes) as dev:
         ex = Executor(pkg, dev)
         for k, x in enumerate(_inputs(shape, max(dev_inputs, top1_inputs), 100)):
@@ -87,18 +89,35 @@ def measure(name: str, form: str, targets: list[str], dev_inputs: int, top1_inpu
                 theirs = onnxruntime_tensors(q, list(ours) + layer_inputs(ex), {iname: x})
                 deviation(ours, theirs, e2e)
                 layerwise(ex, theirs, lw)
+                rng = np.random.default_rng([k, 3])
+                nudge = (rng.random(x.shape) < 2e-4) * rng.choice([-1.0, 1.0], x.shape)
+                moved = onnxruntime_tensors(q, list(ours), {iname: (x + nudge * in_scale)
+                                                            .astype(np.float32)})
+                deviation({n: theirs[n] for n in ours}, moved, sens)
             else:
                 theirs = onnxruntime_tensors(q, [], {iname: x})
             if k < top1_inputs:
                 agree += int(np.argmax(r.outputs[0]) == np.argmax(theirs[out_name]))
-    for key, d in (("end_to_end", e2e), ("layerwise", lw)):
+    for key, d in (("end_to_end", e2e), ("layerwise", lw), ("sensitivity", sens)):
         row[key] = {"tensors": d.tensors, "elements": d.elements, "max_steps": d.max_steps,
                     "fraction_exact": d.fraction_exact, "worst": d.worst}
     row["top1"] = [agree, top1_inputs]
     log(f"{name}/{form}: vs onnxruntime end to end max {e2e.max_steps} steps, "
         f"{e2e.fraction_exact:.4%} exact; layer by layer max {lw.max_steps}, "
-        f"{lw.fraction_exact:.4%} exact; top-1 {agree}/{top1_inputs}")
+        f"{lw.fraction_exact:.4%} exact; top-1 {agree}/{top1_inputs}; onnxruntime vs itself "
+        f"with 0.02% of the input moved one step: max {sens.max_steps}, "
+        f"{sens.fraction_exact:.4%} exact")
     return row
+
+
+def _input_scale(q) -> float:
+    """The scale of the QuantizeLinear that reads the graph input."""
+    from onnx import numpy_helper
+
+    inits = {i.name: i for i in q.graph.initializer}
+    node = next(n for n in q.graph.node
+                if n.op_type == "QuantizeLinear" and n.input[0] == q.graph.input[0].name)
+    return float(numpy_helper.to_array(inits[node.input[1]]))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -61,7 +61,8 @@ def summarize(pkg) -> list[str]:
                  f"{len(pkg.programs)} device program(s) = syncs per inference, "
                  f"{man['stats']['insns']} instructions")
     for n in nodes:
-        if n.get("reason") and n["op"].split(" ")[0] in ("conv2d", "dense", "avgpool", "add"):
+        if n.get("reason") and n["op"].split(" ")[0] in ("conv2d", "dense", "avgpool", "add",
+                                                         "maxpool", "leaky"):
             lines.append(f"  CPU fallback: {n['name']} ({n['op']}): {n['reason']}")
     lines.append(f"  device memory plan {man['plan_bytes']} bytes, static image "
                  f"{man['static_bytes']} bytes (uploaded once per model)")

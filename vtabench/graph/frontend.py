@@ -102,35 +102,32 @@ def import_onnx(model: Any, shapes: dict[str, list[int]] | None = None) -> tvm.I
     return partition(_from_onnx(m))
 
 
-class _Importer:
-    """TVM's ONNX importer, remembering the node it is converting (for error messages) and
-    binding each node's result to a Relax variable named after the node's ONNX output (so the
-    graph's nodes know the ONNX tensor they compute)."""
+def _importer() -> Any:
+    """TVM's ONNX importer, remembering the node it is converting (for error messages), putting
+    each node's ONNX output name into the span of the call it converts to (the span survives
+    FuseOpsByPattern: graph nodes know the ONNX tensor they compute), and reading ``Clip`` with
+    constant bounds as ``relax.clip``."""
+    from tvm.relax.frontend.onnx import onnx_frontend as of
 
-    def __new__(cls) -> Any:
-        from tvm.relax.frontend.onnx import onnx_frontend as of
+    class Importer(of.ONNXGraphImporter):
+        current: Any = None
 
-        class Importer(of.ONNXGraphImporter):
-            current: Any = None
+        def _parse_value_proto(self, value_proto: Any) -> Any:
+            if hasattr(value_proto, "op_type"):
+                self.current = value_proto
+            return super()._parse_value_proto(value_proto)
 
-            def _parse_value_proto(self, value_proto: Any) -> Any:
-                if hasattr(value_proto, "op_type"):
-                    self.current = value_proto
-                return super()._parse_value_proto(value_proto)
+        def _convert_operator(self, op_name: str, inputs: Any, attrs: dict, opset: int) -> Any:
+            op = _clip(inputs, attrs) if op_name == "Clip" else None
+            if op is None:
+                op = super()._convert_operator(op_name, inputs, attrs, opset)
+            node = self.current
+            if isinstance(op, relax.Call) and node is not None and len(node.output) == 1:
+                span = tvm.ir.Span(tvm.ir.SourceName(node.output[0]), 0, 0, 0, 0)
+                op = self.bb.normalize(relax.Call(op.op, op.args, op.attrs, op.ty_args, span))
+            return op
 
-            def _convert_operator(self, op_name: str, inputs: Any, attrs: dict,
-                                  opset: int) -> Any:
-                op = _clip(inputs, attrs) if op_name == "Clip" else None
-                if op is None:
-                    op = super()._convert_operator(op_name, inputs, attrs, opset)
-                node = self.current
-                if isinstance(op, relax.Call) and node is not None and len(node.output) == 1:
-                    span = tvm.ir.Span(tvm.ir.SourceName(node.output[0]), 0, 0, 0, 0)
-                    op = self.bb.normalize(relax.Call(op.op, op.args, op.attrs, op.ty_args,
-                                                      span))
-                return op
-
-        return Importer({}, "float32", keep_params_in_input=False, sanitize=True)
+    return Importer({}, "float32", keep_params_in_input=False, sanitize=True)
 
 
 def _clip(inputs: Any, attrs: dict) -> Any:
@@ -160,7 +157,7 @@ def _from_onnx(m: Any) -> tvm.IRModule:
                 node.op_type not in known and node.op_type not in ("If", "Constant")):
             raise ModelError(f"node {node_label(node)}: operator not supported (TVM's ONNX "
                              f"frontend has no converter for it)")
-    imp = _Importer()
+    imp = _importer()
     try:
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -1,4 +1,5 @@
-"""Graph passes: residual fusion, legality, placement, copies, device-program merging.
+"""Graph passes: activation and residual folding, integer forms, uint8 conversions, legality,
+placement, copies, device-program merging.
 
 Placement rule (docs/graph.md): a node's device is a *set* of allowed devices, narrowed in three
 steps, none of which looks at argument positions:
