@@ -25,7 +25,7 @@ BUILD = build_root() / "units"
 # bench name -> (top module, files in hdl/, parameters)
 UNITS = {
     "token_queue": ("vta_token_queue", ["vta_token_queue.sv"], {"Depth": 16}),
-    "gemm_dp": ("vta_gemm_dp", ["vta_gemm_dp.sv"], {}),
+    "gemm_dp": ("vta_gemm_dp", ["vta_gemm_dp.sv"], {"TagW": 16}),
     "alu": ("vta_alu", ["vta_alu.sv"], {}),
     "dma_rd": ("vta_dma_rd", ["vta_fifo.sv", "vta_dma_rd.sv"], {}),
     # the compute stage's instance: a 4-beat write window (ACC_8BIT at one beat per cycle)
@@ -74,7 +74,8 @@ def run_unit(name: str, seed: int | None = None, *, hdl: Path = HDL, bench: str 
     sources.append(vlt)
     runner = _runner()
     runner.build(sources=[str(s) for s in sources], hdl_toplevel=top, parameters=params,
-                 build_dir=str(bdir), build_args=["-Wno-fatal", "-O2", "--assert"], always=False)
+                 build_dir=str(bdir), build_args=["-Wno-fatal", "-O2", "--assert", f"+incdir+{hdl}"],
+                 always=False)
     results = bdir / "results.xml"
     results.unlink(missing_ok=True)  # a crashed run must not pass on the last run's results
     log = bdir / "sim.log"

@@ -147,8 +147,10 @@ def core_sources(stub: bool = False, hdl_dir: Path = HDL_DIR) -> list[Path]:
 
 
 def hashed_rtl_files(hdl_dir: Path = HDL_DIR) -> list[Path]:
-    """Every file that can reach the core build (all of hdl/ outside hdl/gen/)."""
-    return sorted(p for p in hdl_dir.rglob("*.sv") if "gen" not in p.relative_to(hdl_dir).parts)
+    """Every file that can reach the core build (all of hdl/ outside hdl/gen/: modules and
+    the assertions' include file)."""
+    return sorted(p for p in [*hdl_dir.rglob("*.sv"), *hdl_dir.rglob("*.svh")]
+                  if "gen" not in p.relative_to(hdl_dir).parts)
 
 
 def build_dir_for(cfg: Config, waves: bool = False, stub: bool = False, coverage: bool = False,

@@ -1,16 +1,24 @@
 // vta_compute: the compute stage. Takes LOAD UOP / LOAD ACC / LOAD ACC_8BIT, GEMM, ALU
 // and FINISH in order from its command queue. Token pops (l2g, s2g) before, pushes
 // (g2l, g2s) after each instruction. Loads run through its own vta_dma_rd into the uop
-// or acc buffer. GEMM and ALU run the two-level micro-op loop in a 4-stage pipeline,
-// one micro-op iteration per cycle with no stall:
+// or acc buffer. GEMM and ALU run the two-level micro-op loop in a pipeline with no
+// stall: one GEMM iteration per cycle, one ALU iteration every second cycle (MUL: third):
 //   G0 loop counters, uop read          G1 index add + range check, inp/wgt read
-//   G2 acc reads (dst, src), GEMM MACs  G3 accumulate / ALU op, acc + out write
-// Accumulator read-after-write: a G2 read issued in the cycle of the previous
-// iteration's G3 write returns the old value; G3 forwards the previous write's result
-// when its address matches (dst or ALU src). Older writes are already in the RAM, so
-// any dst sequence gives the sequential result. A pipeline drains before the next
-// instruction starts. An out-of-range index stops the loop before the bad iteration
-// writes anything and reports the error.
+//   G2 .. GEMM datapath (vta_gemm_dp: operand registers, products, adder tree); the
+//         iteration's acc indices ride along as its tag
+//   R  acc reads (dst, src) issued      A  forward, operands registered
+//   X  accumulate (GEMM) / ALU op, result registered; MUL: partial products registered
+//   X2 MUL only: partial products summed, result registered
+//   W  acc + out write
+// Accumulator read-after-write: a read issued in R misses the writes of the iterations
+// then in X, X2 and W and of the one written in the cycle of the read (WB). A forwards
+// the W and WB results when their dst matches (dst, and the ALU src); a GEMM iteration
+// right behind one with the same dst takes its predecessor's result in X. ALU iterations
+// are spaced so that their predecessor is in W when they are in A (two cycles, three for
+// MUL). Older writes are already in the RAM, so any dst sequence gives the sequential
+// result. A pipeline drains before the next instruction starts. An
+// out-of-range index stops the loop before the bad iteration writes anything and reports
+// the error.
 module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   parameter int unsigned AxiAddrWidth = 64,
   parameter int unsigned BusBytes     = 64,
@@ -138,12 +146,12 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   logic        gen, gen_last;
 
   // ---------------------------------------------------------------- pipeline registers
-  logic        g1_q, g2_q, g3_q;
+  logic        g1_q, g2_q, a_q, x_q, x2_q, w_q, wb_q;
+  logic [1:0]  gap_q;     // cycles until the loop may issue the next iteration
   logic [31:0] g1_d_q, g1_s_q, g1_w_q;
-  logic [LOG_ACC_DEPTH-1:0] g2_a_q, g2_s_q, g3_a_q, g3_s_q;
-  logic        wb_q;
-  logic [LOG_ACC_DEPTH-1:0] wb_a_q;
-  logic [AccW-1:0] wb_data_q;
+  logic [LOG_ACC_DEPTH-1:0] g2_a_q, g2_s_q, a_a_q, a_s_q, x_a_q, x2_a_q, w_a_q, wb_a_q;
+  logic        x_fwd_q;   // X: same dst as the iteration ahead of it (now in W)
+  logic [AccW-1:0] x_op_a_q, x_op_b_q, x_dot_q, w_res_q, wb_data_q;
 
   // G1: indices and checks
   logic [31:0] a1, s1, w1;
@@ -165,49 +173,74 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   assign uop_idx_o = LOG_UOP_DEPTH'(u_q);
   assign inp_idx_o = LOG_INP_DEPTH'(s1);
   assign wgt_idx_o = LOG_WGT_DEPTH'(w1);
-  assign acc_idx_o = {g2_s_q, g2_a_q};
+  // G2 .. R: the GEMM datapath; every iteration (ALU too) takes its path, so that its tag
+  // (the acc indices) reaches R one cycle ahead of its dot product
+  logic                         r_valid, gemm_busy;
+  logic [1:0][LOG_ACC_DEPTH-1:0] r_idx;
+  logic [AccW-1:0]              dot;
 
-  // G2 -> G3: MACs
-  logic [AccW-1:0] dot;
-
-  vta_gemm_dp u_gemm (
-    .clk_i (clk_i),
-    .en_i  (g2_q && !is_alu && !reset_reg),
-    .inp_i (inp_data_i),
-    .wgt_i (wgt_data_i),
-    .dot_o (dot)
+  vta_gemm_dp #(
+    .TagW (2 * LOG_ACC_DEPTH)
+  ) u_gemm (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .valid_i (g2_q && !halt_i),
+    .tag_i   ({g2_s_q, g2_a_q}),
+    .inp_i   (inp_data_i),
+    .wgt_i   (wgt_data_i),
+    .valid_o (r_valid),
+    .tag_o   (r_idx),
+    .dot_o   (dot),
+    .busy_o  (gemm_busy)
   );
 
-  // G3: forward, compute, write
-  logic [AccW-1:0] op_a, op_b, alu_b, alu_y, gemm_y, res;
+  assign acc_idx_o = r_idx;   // R: port 0 dst, port 1 src
+
+  // A: forward (W is newer than WB), register the operands
+  logic [AccW-1:0] op_a, op_b, alu_b;
 
   always_comb begin
     op_a = acc_data_i[0];
     op_b = acc_data_i[1];
-    if (wb_q && wb_a_q == g3_a_q) op_a = wb_data_q;
-    if (wb_q && wb_a_q == g3_s_q) op_b = wb_data_q;
+    if (wb_q && wb_a_q == a_a_q) op_a = wb_data_q;
+    if (wb_q && wb_a_q == a_s_q) op_b = wb_data_q;
+    if (w_q && w_a_q == a_a_q) op_a = w_res_q;
+    if (w_q && w_a_q == a_s_q) op_b = w_res_q;
     alu_b = use_imm ? {Lanes{imm}} : op_b;
+  end
+
+  // X: accumulate / ALU op, result mux; X2: MUL's sum
+  logic [AccW-1:0] acc_in, alu_y, mul_y, gemm_y, res;
+
+  always_comb begin
+    acc_in = x_fwd_q ? w_res_q : x_op_a_q;
     for (int unsigned l = 0; l < Lanes; l++) begin
-      gemm_y[l*32 +: 32] = op_a[l*32 +: 32] + dot[l*32 +: 32];
+      gemm_y[l*32 +: 32] = acc_in[l*32 +: 32] + x_dot_q[l*32 +: 32];
     end
     if (is_alu)         res = alu_y;
     else if (reset_reg) res = '0;
     else                res = gemm_y;
-    for (int unsigned l = 0; l < Lanes; l++) begin
-      res_out_o[l*8 +: 8] = res[l*32 +: 8];
-    end
   end
 
   vta_alu u_alu (
-    .op_i (alu_op),
-    .a_i  (op_a),
-    .b_i  (alu_b),
-    .y_o  (alu_y)
+    .clk_i (clk_i),
+    .op_i  (alu_op),
+    .a_i   (x_op_a_q),
+    .b_i   (x_op_b_q),
+    .y_o   (alu_y),
+    .mul_o (mul_y)
   );
 
-  assign res_we_o  = g3_q && !halt_i;
-  assign res_idx_o = g3_a_q;
-  assign res_acc_o = res;
+  // W: write acc and out
+  always_comb begin
+    for (int unsigned l = 0; l < Lanes; l++) begin
+      res_out_o[l*8 +: 8] = w_res_q[l*32 +: 8];
+    end
+  end
+
+  assign res_we_o  = w_q && !halt_i;
+  assign res_idx_o = w_a_q;
+  assign res_acc_o = w_res_q;
   assign acc_wr_o  = res_we_o;
 
   // ---------------------------------------------------------------- loads
@@ -249,13 +282,14 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   assign acc_win_we_o = dma_w && (dma_mtype != 3'(MEM_ID_UOP));
 
   // ---------------------------------------------------------------- control
-  logic tokens_ok, push_ok, loop_empty, uop_bad;
+  logic tokens_ok, push_ok, loop_empty, uop_bad, is_mul;
 
   assign tokens_ok  = (!pop_prev || l2g_valid_i) && (!pop_next || s2g_valid_i);
   assign push_ok    = (!push_prev || g2l_ready_i) && (!push_next || g2s_ready_i);
   assign loop_empty = (iter_out == '0) || (iter_in == '0) || (uop_bgn == uop_end);
   assign uop_bad    = (uop_bgn > uop_end) || (uop_end > 32'(UOP_DEPTH));
-  assign gen        = (state_q == S_LOOP) && !halt_i && !bad1;
+  assign is_mul     = is_alu && (alu_op == 3'(ALU_OPCODE_MUL));
+  assign gen        = (state_q == S_LOOP) && !halt_i && !bad1 && (gap_q == '0);
   assign gen_last   = (u_q + 32'd1 >= uop_end) && (i1_q + 32'd1 >= iter_in) &&
                       (i0_q + 32'd1 >= iter_out);
 
@@ -321,8 +355,8 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
         if (gen && gen_last) state_d = S_DRAIN;
       end
       S_DRAIN: begin
-        // the last iteration writes in G3 at the end of this cycle at the latest
-        if (!g1_q && !g2_q) state_d = S_PUSH;
+        // the last iteration writes in W at the end of this cycle at the latest
+        if (!g1_q && !g2_q && !gemm_busy && !a_q && !x_q && !x2_q) state_d = S_PUSH;
       end
       default: begin  // S_PUSH
         if (push_ok) begin
@@ -366,14 +400,22 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
       w_cur_q  <= '0;
       g1_q     <= 1'b0;
       g2_q     <= 1'b0;
-      g3_q     <= 1'b0;
+      a_q      <= 1'b0;
+      x_q      <= 1'b0;
+      x2_q     <= 1'b0;
+      w_q      <= 1'b0;
+      gap_q    <= '0;
       g1_d_q   <= '0;
       g1_s_q   <= '0;
       g1_w_q   <= '0;
       g2_a_q   <= '0;
       g2_s_q   <= '0;
-      g3_a_q   <= '0;
-      g3_s_q   <= '0;
+      a_a_q    <= '0;
+      a_s_q    <= '0;
+      x_a_q    <= '0;
+      x_fwd_q  <= 1'b0;
+      x2_a_q   <= '0;
+      w_a_q    <= '0;
       wb_q     <= 1'b0;
       wb_a_q   <= '0;
     end else begin
@@ -425,27 +467,43 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
       g2_q   <= g1_q && !bad1 && !halt_i;
       g2_a_q <= LOG_ACC_DEPTH'(a1);
       g2_s_q <= LOG_ACC_DEPTH'(s1);
-      g3_q   <= g2_q && !halt_i;
-      g3_a_q <= g2_a_q;
-      g3_s_q <= g2_s_q;
-      wb_q   <= res_we_o;
-      wb_a_q <= g3_a_q;
+      if (gen)                gap_q <= !is_alu ? 2'd0 : is_mul ? 2'd2 : 2'd1;
+      else if (gap_q != '0)   gap_q <= gap_q - 2'd1;
+      a_q     <= r_valid && !halt_i;
+      a_a_q   <= r_idx[0];
+      a_s_q   <= r_idx[1];
+      x_q     <= a_q && !halt_i;
+      x_a_q   <= a_a_q;
+      x_fwd_q <= x_q && (x_a_q == a_a_q);
+      x2_q    <= x_q && is_mul && !halt_i;
+      x2_a_q  <= x_a_q;
+      w_q     <= (is_mul ? x2_q : x_q) && !halt_i;
+      w_a_q   <= is_mul ? x2_a_q : x_a_q;
+      wb_q    <= res_we_o;
+      wb_a_q  <= w_a_q;
     end
   end
 
   always_ff @(posedge clk_i) begin
-    wb_data_q <= res;
+    x_op_a_q  <= op_a;
+    x_op_b_q  <= alu_b;
+    x_dot_q   <= dot;
+    w_res_q   <= is_mul ? mul_y : res;
+    wb_data_q <= w_res_q;
   end
 
   logic unused_uop;  // micro-op bits above the three index fields (configuration dependent)
   assign unused_uop = ^uop_data_i;
 
-  assign busy_o    = (state_q != S_IDLE) || dma_busy || g1_q || g2_q || g3_q;
+  assign busy_o    = (state_q != S_IDLE) || dma_busy || g1_q || g2_q || gemm_busy || a_q || x_q ||
+                     x2_q || w_q;
   assign finish_o  = finish_q;
   assign err_o     = err_q;
   assign err_idx_o = idx_q;
 
 `ifndef SYNTHESIS
+`include "vta_assert.svh"
+  `VTA_ASSERT_ARMED
   // ---------------------------------------------------------------- assertions (simulation)
   logic [INSN_WIDTH-1:0] cmd_insn;
   logic [2:0]            cmd_op, cmd_mtype;
@@ -453,11 +511,11 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   assign cmd_op    = cmd_insn[GEMM_OPCODE_LSB +: 3];
   assign cmd_mtype = cmd_insn[MEM_MEMORY_TYPE_LSB +: 3];
 
-  a_state_legal: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_state_legal: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       state_q inside {S_IDLE, S_POP, S_LOAD, S_LOOP, S_DRAIN, S_PUSH})
     else $error("compute: illegal state %0d", state_q);
   // what fetch routes here (vta_fetch): LOAD of UOP / ACC / ACC_8BIT, GEMM, legal ALU, FINISH
-  a_cmd_routed: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_cmd_routed: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       cmd_valid_i && cmd_ready_o |->
       (cmd_op == 3'(OPCODE_LOAD) && cmd_mtype inside {3'(MEM_ID_UOP), 3'(MEM_ID_ACC),
                                                        3'(MEM_ID_ACC_8BIT)}) ||
@@ -466,9 +524,13 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
        cmd_insn[ALU_ALU_OPCODE_LSB +: 3] <= 3'(ALU_OPCODE_MUL)))
     else $error("compute: took an instruction fetch does not route here (opcode %0d)", cmd_op);
   // the pipeline runs only in the loop and its drain
-  a_pipe_in_loop: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_pipe_in_loop: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       g1_q |-> state_q inside {S_LOOP, S_DRAIN, S_IDLE})
     else $error("compute: a micro-op in flight in state %0d", state_q);
+  // ALU iterations are spaced: in A, an ALU iteration's predecessor is in W or older
+  a_alu_spacing: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
+      a_q && (x_q || x2_q) |-> !is_alu)
+    else $error("compute: ALU iterations in A and X / X2 together");
 `endif
 
   assign pop_wait_o  = (state_q == S_POP) && !tokens_ok;

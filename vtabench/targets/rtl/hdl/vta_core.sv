@@ -552,9 +552,11 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg::
   end
 
 `ifndef SYNTHESIS
+`include "vta_assert.svh"
+  `VTA_ASSERT_ARMED
   // ---------------------------------------------------------------- assertions (simulation)
   // vta_buf: its window (DMA) and element (compute) write ports are never used together
-  a_acc_one_writer: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_acc_one_writer: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       !(acc_win_we && res_we))
     else $error("acc buffer: a LOAD window write and a compute write in one cycle");
 `endif

@@ -368,12 +368,14 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   end
 
 `ifndef SYNTHESIS
+`include "vta_assert.svh"
+  `VTA_ASSERT_ARMED
   // ---------------------------------------------------------------- assertions (simulation)
-  a_phase_legal: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_phase_legal: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       state_q != S_RUN || phase_q inside {P_LEAD, P_DATA, P_TRAIL})
     else $error("dma_rd: illegal phase %0d", phase_q);
   // a row descriptor is queued for every row requested: room is checked before the request
-  a_desc_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_desc_room: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       req_valid_o && req_ready_i |-> df_ready)
     else $error("dma_rd: a row request found the descriptor FIFO full");
 `endif

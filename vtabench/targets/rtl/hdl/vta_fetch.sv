@@ -81,8 +81,9 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   logic [BusBytes*8-1:0] bf_data;
 
   vta_fifo #(
-    .Width (BusBytes * 8),
-    .Depth (BufBeats)
+    .Width  (BusBytes * 8),
+    .Depth  (BufBeats),
+    .LutRam (1'b1)       // 64 x 512 bits: 15 block RAMs of 18 Kbit on ECP5 for 4 KiB
   ) u_beats (
     .clk_i    (clk_i),
     .rst_ni   (rst_ni),
@@ -212,12 +213,14 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   end
 
 `ifndef SYNTHESIS
+`include "vta_assert.svh"
+  `VTA_ASSERT_ARMED
   // ---------------------------------------------------------------- assertions (simulation)
   // credits: fetch only requests what its beat buffer can hold, so it never stalls R
-  a_beats_accepted: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_beats_accepted: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       r_valid_i |-> r_ready_o)
     else $error("fetch: a read beat found the beat buffer full");
-  a_one_route: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_one_route: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       $onehot0({ld_valid_o, cp_valid_o, st_valid_o}))
     else $error("fetch: one instruction routed to two queues");
 `endif

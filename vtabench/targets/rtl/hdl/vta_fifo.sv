@@ -6,10 +6,12 @@
 // the RAM cannot serve is a write into the slot being read in the same cycle (a push into a
 // FIFO that is empty after this cycle's pop): that word goes to rdata_o from a bypass
 // register. Timing is that of a register FIFO: a word pushed in cycle t is at rdata_o with
-// rvalid_o in cycle t+1, one pop per cycle.
+// rvalid_o in cycle t+1, one pop per cycle. LutRam asks synthesis for LUT RAM instead of
+// block RAM: for a shallow, wide FIFO whose width would take many block RAMs (fetch's beats).
 module vta_fifo #(
-  parameter int unsigned Width = 32,
-  parameter int unsigned Depth = 4,
+  parameter int unsigned Width  = 32,
+  parameter int unsigned Depth  = 4,
+  parameter bit          LutRam = 1'b0,
   localparam int unsigned Aw   = (Depth > 1) ? $clog2(Depth) : 1,
   localparam int unsigned Cw   = $clog2(Depth + 1)
 ) (
@@ -25,7 +27,6 @@ module vta_fifo #(
   output logic [Cw-1:0]    count_o
 );
 
-  logic [Width-1:0] mem_q [0:Depth-1];
   logic [Width-1:0] ram_q, byp_data_q;
   logic [Aw-1:0] wptr_q, rptr_q, rptr_d;
   logic [Cw-1:0] count_q;
@@ -39,11 +40,25 @@ module vta_fifo #(
   assign rdata_o  = byp_q ? byp_data_q : ram_q;
   assign count_o  = count_q;
 
-  always_ff @(posedge clk_i) begin
-    if (push) begin
-      mem_q[wptr_q] <= wdata_i;
+  if (LutRam) begin : g_lutram
+    (* ram_style = "distributed" *) logic [Width-1:0] mem_q [0:Depth-1];
+    always_ff @(posedge clk_i) begin
+      if (push) begin
+        mem_q[wptr_q] <= wdata_i;
+      end
+      ram_q <= mem_q[rptr_d];
     end
-    ram_q      <= mem_q[rptr_d];
+  end else begin : g_ram
+    logic [Width-1:0] mem_q [0:Depth-1];
+    always_ff @(posedge clk_i) begin
+      if (push) begin
+        mem_q[wptr_q] <= wdata_i;
+      end
+      ram_q <= mem_q[rptr_d];
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
     byp_data_q <= wdata_i;
   end
 

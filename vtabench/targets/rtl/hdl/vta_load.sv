@@ -165,12 +165,14 @@ module vta_load import vta_pkg::*; import vta_err_pkg::*; #(
   assign err_idx_o = idx_q;
 
 `ifndef SYNTHESIS
+`include "vta_assert.svh"
+  `VTA_ASSERT_ARMED
   // ---------------------------------------------------------------- assertions (simulation)
   logic [INSN_WIDTH-1:0] cmd_insn;
   assign cmd_insn = cmd_i[INSN_WIDTH-1:0];
 
   // what fetch routes here (vta_fetch): LOAD of INP / WGT, no token of the previous stage
-  a_cmd_routed: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_cmd_routed: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       cmd_valid_i && cmd_ready_o |->
       cmd_insn[MEM_OPCODE_LSB +: 3] == 3'(OPCODE_LOAD) &&
       cmd_insn[MEM_MEMORY_TYPE_LSB +: 3] inside {3'(MEM_ID_INP), 3'(MEM_ID_WGT)} &&

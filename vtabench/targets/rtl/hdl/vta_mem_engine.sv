@@ -325,13 +325,15 @@ module vta_mem_engine #(
   // protocol checker reads it), INCR bursts of full-width beats that never cross 4 KiB, one
   // WLAST per burst on its last beat, W only for announced bursts.
 `ifndef SYNTHESIS
+`include "vta_assert.svh"
+  `VTA_ASSERT_ARMED
   localparam int unsigned IncrBurst = 1;
 
-  a_ar_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_ar_held: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       m_axi_arvalid_o && !m_axi_arready_i |=> m_axi_arvalid_o &&
       $stable({m_axi_arid_o, m_axi_araddr_o, m_axi_arlen_o, m_axi_arsize_o, m_axi_arburst_o}))
     else $error("AR: ARVALID dropped or AR payload changed before ARREADY");
-  a_aw_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_aw_held: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       m_axi_awvalid_o && !m_axi_awready_i |=> m_axi_awvalid_o &&
       $stable({m_axi_awid_o, m_axi_awaddr_o, m_axi_awlen_o, m_axi_awsize_o, m_axi_awburst_o}))
     else $error("AW: AWVALID dropped or AW payload changed before AWREADY");
@@ -342,18 +344,18 @@ module vta_mem_engine #(
       w_bits[i*8 +: 8] = m_axi_wdata_o[i*8 +: 8] & {8{m_axi_wstrb_o[i]}};
     end
   end
-  a_w_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_w_held: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       m_axi_wvalid_o && !m_axi_wready_i |=> m_axi_wvalid_o &&
       $stable({m_axi_wstrb_o, m_axi_wlast_o, w_bits}))
     else $error("W: WVALID dropped or W payload changed before WREADY");
 
-  a_ar_burst: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_ar_burst: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       m_axi_arvalid_o |-> m_axi_arburst_o == 2'(IncrBurst) && m_axi_arsize_o == 3'(LogSw) &&
       (m_axi_araddr_o & Aw'(Sw - 1)) == '0 &&
       32'(m_axi_araddr_o & Aw'(WindowBytes - 1)) + ((32'(m_axi_arlen_o) + 1) << LogSw)
           <= 32'(WindowBytes))
     else $error("AR: not an aligned full-width INCR burst inside one 4 KiB window");
-  a_aw_burst: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_aw_burst: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       m_axi_awvalid_o |-> m_axi_awburst_o == 2'(IncrBurst) && m_axi_awsize_o == 3'(LogSw) &&
       (m_axi_awaddr_o & Aw'(Sw - 1)) == '0 &&
       32'(m_axi_awaddr_o & Aw'(WindowBytes - 1)) + ((32'(m_axi_awlen_o) + 1) << LogSw)
@@ -367,7 +369,7 @@ module vta_mem_engine #(
     if (!rst_ni) begin
       aw_lens.delete();
       w_beats_q <= 0;
-    end else begin
+    end else if (rst_seen) begin
       if (w_hs) begin
         a_w_announced: assert (aw_lens.size() != 0)
           else $error("W: a beat with no accepted AW burst waiting for data");
@@ -386,7 +388,7 @@ module vta_mem_engine #(
   end
 
   // the W-length FIFO never refuses an accepted AW (the AW credit check)
-  a_wlen_room: assert property (@(posedge clk_i) disable iff (!rst_ni) aw_hs |-> wf_ready)
+  a_wlen_room: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF) aw_hs |-> wf_ready)
     else $error("an accepted AW found the W-length FIFO full");
 `endif
 

@@ -247,22 +247,24 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   assign err_idx_o = idx_q;
 
 `ifndef SYNTHESIS
+`include "vta_assert.svh"
+  `VTA_ASSERT_ARMED
   // ---------------------------------------------------------------- assertions (simulation)
   logic [INSN_WIDTH-1:0] cmd_insn;
   assign cmd_insn = cmd_i[INSN_WIDTH-1:0];
 
-  a_state_legal: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_state_legal: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       state_q inside {S_IDLE, S_POP, S_CHECK, S_RUN, S_PUSH})
     else $error("store: illegal state %0d", state_q);
   // what fetch routes here (vta_fetch): STORE of OUT, no token of the next stage
-  a_cmd_routed: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_cmd_routed: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       cmd_valid_i && cmd_ready_o |->
       cmd_insn[MEM_OPCODE_LSB +: 3] == 3'(OPCODE_STORE) &&
       cmd_insn[MEM_MEMORY_TYPE_LSB +: 3] == 3'(MEM_ID_OUT) &&
       !cmd_insn[MEM_POP_NEXT_DEP_LSB] && !cmd_insn[MEM_PUSH_NEXT_DEP_LSB])
     else $error("store: took an instruction fetch does not route here");
   // the W FIFO credit: a beat read from the out buffer always finds room
-  a_wfifo_room: assert property (@(posedge clk_i) disable iff (!rst_ni) rd_pend_q |-> wf_ready)
+  a_wfifo_room: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF) rd_pend_q |-> wf_ready)
     else $error("store: an out-buffer beat found the W FIFO full");
 `endif
 

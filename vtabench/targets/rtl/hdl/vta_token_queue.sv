@@ -36,9 +36,11 @@ module vta_token_queue #(
   end
 
 `ifndef SYNTHESIS
-  a_no_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni) push_i |-> ready_o)
+`include "vta_assert.svh"
+  `VTA_ASSERT_ARMED
+  a_no_overflow: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF) push_i |-> ready_o)
     else $error("token queue overflow: push with %0d of %0d tokens", count_q, Depth);
-  a_no_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni) pop_i |-> valid_o)
+  a_no_underflow: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF) pop_i |-> valid_o)
     else $error("token queue underflow: pop of an empty queue");
 `endif
 

@@ -1,15 +1,16 @@
-"""Unit bench: vta_alu (BATCH x BLOCK_OUT int32 lanes, combinational). Every opcode with directed
-edge operands (INT32_MIN / MAX, 0, -1) and random ones; SHR with every amount from -40 to 40
-plus the int32 extremes, against the spec's saturating rule (docs/isa.md, Decision (shift
-amounts)): 0..31 arithmetic right, >= 32 -> A >>> 31, -31..-1 left by -B, <= -32 -> 0."""
+"""Unit bench: vta_alu (BATCH x BLOCK_OUT int32 lanes; MIN / MAX / ADD / SHR combinational on
+y_o, MUL on mul_o one cycle after its operands). Every opcode with directed edge operands
+(INT32_MIN / MAX, 0, -1) and random ones; SHR with every amount from -40 to 40 plus the int32
+extremes, against the spec's saturating rule (docs/isa.md, Decision (shift amounts)): 0..31
+arithmetic right, >= 32 -> A >>> 31, -31..-1 left by -B, <= -32 -> 0."""
 
 from __future__ import annotations
 
 import cocotb
 import numpy as np
 
-from vtabench.targets.rtl.unit.clocked_tb import val, seed_rng
-from cocotb.triggers import Timer
+from vtabench.targets.rtl.unit.clocked_tb import ClockedTB, val, seed_rng
+from cocotb.triggers import RisingEdge, Timer
 from vtabench.spec.config import load_config
 
 MIN, MAX, ADD, SHR, MUL = 0, 1, 2, 3, 4
@@ -49,11 +50,15 @@ def unpack(value: int, n: int) -> list[int]:
 
 
 async def check(dut, op: int, a: list[int], b: list[int]) -> None:
+    """Apply the operands; MUL's result is read 1 ns after the rising edge that takes them."""
     dut.op_i.value = op
     dut.a_i.value = pack(a)
     dut.b_i.value = pack(b)
     await Timer(1, unit="ns")
-    got = unpack(val(dut.y_o), len(a))
+    if op == MUL:
+        await RisingEdge(dut.clk_i)
+        await Timer(1, unit="ns")
+    got = unpack(val(dut.mul_o if op == MUL else dut.y_o), len(a))
     want = [ref(op, x, y) for x, y in zip(a, b, strict=True)]
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         assert g == w, f"op {op} lane {i}: A={a[i]} B={b[i]} got {g} want {w}"
@@ -61,6 +66,8 @@ async def check(dut, op: int, a: list[int], b: list[int]) -> None:
 
 @cocotb.test()
 async def all_ops(dut):
+    tb = ClockedTB(dut, has_reset=False)
+    await tb.start()
     rng = seed_rng()
     cfg = load_config("default")
     lanes = cfg.batch * cfg.block_out
