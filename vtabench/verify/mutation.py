@@ -4,8 +4,8 @@ A catalogue (``verify/mutants/rtl.json`` for the RTL core, ``opencl.json`` for t
 kernel) lists mutants: one exact text replacement each (``old`` occurs exactly once in ``file``)
 with the bug it models. Each mutant is applied alone to a copy of the sources (RTL: a build of its
 own from a copy of hdl/, :class:`~vtabench.targets.rtl.verilator.Mutation`; OpenCL: the item
-variant built from the mutated kernel or ISA header text), and the regression's programs run on it (program k of seed S, as
-``vtabench regress`` runs them) until one fails: the mutant is **killed**, or it **survives** all
+variant built from the mutated kernel or ISA header text), and the regression's programs run on
+it (program k of seed S, as ``vtabench regress`` runs them) until one fails: the mutant is **killed**, or it **survives** all
 of them. A kill counts only when the failing program passes on the original sources (it is run
 again there): a program that fails without the mutant is a problem of the bench, and the mutant
 is **broken**. A survivor the catalogue argues equivalent (no program can tell it from the

@@ -2,10 +2,10 @@
 and store stages overlap (the regression's and the cross-target tests' generator).
 
 Now and then a program starts by filling one token queue to its capacity and draining it
-(:func:`fill_token_queue`), or one stage's command queue (:func:`fill_command_queue`); a padded load is placed between live data in its buffer, so an
-off-by-one in the padding clobbers (or leaves stale) elements that are read later; and a chunk
-loads as ACC_8BIT what the store of two chunks before wrote (DRAM read after write, ordered by
-the s2g token).
+(:func:`fill_token_queue`), or one stage's command queue (:func:`fill_command_queue`); a padded
+load is placed between live data in its buffer, so an off-by-one in the padding clobbers (or
+leaves stale) elements that are read later; and a chunk loads as ACC_8BIT what the store of two
+chunks before wrote (DRAM read after write, ordered by the s2g token).
 """
 
 from __future__ import annotations
