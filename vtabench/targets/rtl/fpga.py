@@ -245,11 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     summary: dict[str, Any] = {"xilinx": {}}
     try:
-        for name in [c for c in a.xilinx.split(",") if c]:
-            res = synth_xilinx(name, build_root() / "fpga" / name / "xilinx")
-            summary["xilinx"][name] = res
-            print(xilinx_line(name, res), flush=True)
-        if not a.no_ecp5:
+        if not a.no_ecp5:  # first: the result; the Xilinx estimates are extra
             work = build_root() / "fpga" / a.config / "ecp5"
             syn = synth_ecp5(a.config, work)
             print(f"synth_ecp5 {a.config}: {syn['seconds']:.0f} s", flush=True)
@@ -262,13 +258,18 @@ def main(argv: list[str] | None = None) -> int:
             summary.update({"config": a.config, "device": a.device, "seed": a.seed,
                             "synth_ecp5": syn, "pnr": pnr,
                             "resources": ecp5_resources(pnr["utilization"])})
+            print(ecp5_line(a.config, a.device, pnr), flush=True)
+        for name in [c for c in a.xilinx.split(",") if c]:
+            res = synth_xilinx(name, build_root() / "fpga" / name / "xilinx")
+            summary["xilinx"][name] = res
+            print(xilinx_line(name, res), flush=True)
     except FlowError as exc:
         print(f"fpga: {exc}", file=sys.stderr)
         return 1
     out = a.json or results_root() / "fpga" / f"{a.config}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=1))
-    if not a.no_ecp5:
+    if not a.no_ecp5:  # the final line (printed first as soon as it is known)
         print(ecp5_line(a.config, a.device, summary["pnr"]))
     return 0
 
