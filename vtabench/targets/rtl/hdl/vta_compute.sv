@@ -2,7 +2,7 @@
 // and FINISH in order from its command queue. Token pops (l2g, s2g) before, pushes
 // (g2l, g2s) after each instruction. Loads run through its own vta_dma_rd into the uop
 // or acc buffer. GEMM and ALU run the two-level micro-op loop in a pipeline with no
-// stall: one GEMM iteration per cycle, one ALU iteration every second cycle (MUL: third):
+// stall: one GEMM or ALU iteration per cycle (MUL: every second cycle):
 //   G0 loop counters, uop read          G1 index add + range check, inp/wgt read
 //   G2 .. GEMM datapath (vta_gemm_dp: operand registers, products, adder tree); the
 //         iteration's acc indices ride along as its tag
@@ -12,11 +12,11 @@
 //   W  acc + out write
 // Accumulator read-after-write: a read issued in R misses the writes of the iterations
 // then in X, X2 and W and of the one written in the cycle of the read (WB). A forwards
-// the W and WB results when their dst matches (dst, and the ALU src); a GEMM iteration
-// right behind one with the same dst takes its predecessor's result in X. ALU iterations
-// are spaced so that their predecessor is in W when they are in A (two cycles, three for
-// MUL). Older writes are already in the RAM, so any dst sequence gives the sequential
-// result. A pipeline drains before the next instruction starts. An
+// the W and WB results when their dst matches (dst, and the ALU src); an iteration right
+// behind one whose dst is its dst or ALU src takes that predecessor's result from W in X
+// (flags set in A against the iteration about to enter W). MUL iterations are two cycles
+// apart, so that their predecessor's sum is in W when they are in X. Older writes are
+// already in the RAM, so any dst sequence gives the sequential result. A pipeline drains before the next instruction starts. An
 // out-of-range index stops the loop before the bad iteration writes anything and reports
 // the error.
 module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
@@ -150,7 +150,8 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   logic [1:0]  gap_q;     // cycles until the loop may issue the next iteration
   logic [31:0] g1_d_q, g1_s_q, g1_w_q;
   logic [LOG_ACC_DEPTH-1:0] g2_a_q, g2_s_q, a_a_q, a_s_q, x_a_q, x2_a_q, w_a_q, wb_a_q;
-  logic        x_fwd_q;   // X: same dst as the iteration ahead of it (now in W)
+  logic        x_fwd_q;   // X: its dst is the dst of the iteration ahead of it (now in W)
+  logic        x_fwd_b_q; // X: its ALU src is the dst of the iteration ahead of it
   logic [AccW-1:0] x_op_a_q, x_op_b_q, x_dot_q, w_res_q, wb_data_q;
 
   // G1: indices and checks
@@ -196,8 +197,14 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
 
   assign acc_idx_o = r_idx;   // R: port 0 dst, port 1 src
 
-  // A: forward (W is newer than WB), register the operands
+  // A: forward (W is newer than WB), register the operands; next_w: the iteration that
+  // enters W next cycle, whose result X forwards
   logic [AccW-1:0] op_a, op_b, alu_b;
+  logic                     next_w;
+  logic [LOG_ACC_DEPTH-1:0] next_w_a;
+
+  assign next_w   = is_mul ? x2_q : x_q;
+  assign next_w_a = is_mul ? x2_a_q : x_a_q;
 
   always_comb begin
     op_a = acc_data_i[0];
@@ -210,10 +217,11 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   end
 
   // X: accumulate / ALU op, result mux; X2: MUL's sum
-  logic [AccW-1:0] acc_in, alu_y, mul_y, gemm_y, res;
+  logic [AccW-1:0] acc_in, src_in, alu_y, mul_y, gemm_y, res;
 
   always_comb begin
     acc_in = x_fwd_q ? w_res_q : x_op_a_q;
+    src_in = x_fwd_b_q ? w_res_q : x_op_b_q;
     for (int unsigned l = 0; l < Lanes; l++) begin
       gemm_y[l*32 +: 32] = acc_in[l*32 +: 32] + x_dot_q[l*32 +: 32];
     end
@@ -225,8 +233,8 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   vta_alu u_alu (
     .clk_i (clk_i),
     .op_i  (alu_op),
-    .a_i   (x_op_a_q),
-    .b_i   (x_op_b_q),
+    .a_i   (acc_in),
+    .b_i   (src_in),
     .y_o   (alu_y),
     .mul_o (mul_y)
   );
@@ -414,6 +422,7 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
       a_s_q    <= '0;
       x_a_q    <= '0;
       x_fwd_q  <= 1'b0;
+      x_fwd_b_q <= 1'b0;
       x2_a_q   <= '0;
       w_a_q    <= '0;
       wb_q     <= 1'b0;
@@ -467,14 +476,15 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
       g2_q   <= g1_q && !bad1 && !halt_i;
       g2_a_q <= LOG_ACC_DEPTH'(a1);
       g2_s_q <= LOG_ACC_DEPTH'(s1);
-      if (gen)                gap_q <= !is_alu ? 2'd0 : is_mul ? 2'd2 : 2'd1;
+      if (gen)                gap_q <= is_mul ? 2'd1 : 2'd0;
       else if (gap_q != '0)   gap_q <= gap_q - 2'd1;
       a_q     <= r_valid && !halt_i;
       a_a_q   <= r_idx[0];
       a_s_q   <= r_idx[1];
       x_q     <= a_q && !halt_i;
       x_a_q   <= a_a_q;
-      x_fwd_q <= x_q && (x_a_q == a_a_q);
+      x_fwd_q   <= next_w && (next_w_a == a_a_q);
+      x_fwd_b_q <= next_w && (next_w_a == a_s_q) && is_alu && !use_imm;
       x2_q    <= x_q && is_mul && !halt_i;
       x2_a_q  <= x_a_q;
       w_q     <= (is_mul ? x2_q : x_q) && !halt_i;
@@ -527,10 +537,10 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   a_pipe_in_loop: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       g1_q |-> state_q inside {S_LOOP, S_DRAIN, S_IDLE})
     else $error("compute: a micro-op in flight in state %0d", state_q);
-  // ALU iterations are spaced: in A, an ALU iteration's predecessor is in W or older
-  a_alu_spacing: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
-      a_q && (x_q || x2_q) |-> !is_alu)
-    else $error("compute: ALU iterations in A and X / X2 together");
+  // MUL iterations are two cycles apart: X never needs a sum X2 has not made yet
+  a_mul_spacing: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
+      a_q && x_q |-> !is_mul)
+    else $error("compute: MUL iterations in A and X together");
 `endif
 
   assign pop_wait_o  = (state_q == S_POP) && !tokens_ok;
