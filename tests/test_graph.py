@@ -11,7 +11,8 @@
   CPU/VTA boundary; the propagation rule is order independent on a hand-made graph.
 * One sync per inference and weights uploaded once, counted through the driver.
 * An operator VTA cannot run (Sigmoid) falls back to the CPU, with copies around it; so does a
-  conv whose weight scale is not a power of two (its own QDQ chain, float, on llvm).
+  conv without an integer form (a weight zero point outside int8: its own QDQ chain, float, on
+  llvm). A weight scale that is not a power of two runs on VTA (an integer multiplier).
 * Package round trip and relocation, the CLI (compile + run), and the package as one Relax
   function on TVM's VM with the VTA wave as call_dps_packed.
 

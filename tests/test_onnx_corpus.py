@@ -11,8 +11,6 @@ not ONNX, and a dynamic batch dimension (the message says which input and what t
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import onnx
@@ -27,20 +25,22 @@ SLOW = {"light_densenet121.onnx", "light_inception_v1.onnx", "light_inception_v2
 MODELS = sorted(CORPUS.rglob("*.onnx"))
 
 
-def _compile(path: Path, tmp: Path, *extra: str) -> tuple[int, str]:
-    """Exit status and stderr of ``vtabench compile``; an exception escaping is a failure."""
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        rc = main(["compile", str(path), "--no-profile", "-o", str(tmp / "m.vtapkg"), *extra])
-    return rc, err.getvalue()
+def _compile(capfd: pytest.CaptureFixture, path: Path, tmp: Path, *extra: str
+             ) -> tuple[int, str]:
+    """Exit status and stderr (file descriptor 2: TVM's C++ logging included) of ``vtabench
+    compile``; an exception escaping is a failure."""
+    capfd.readouterr()
+    rc = main(["compile", str(path), "--no-profile", "-o", str(tmp / "m.vtapkg"), *extra])
+    return rc, capfd.readouterr().err
 
 
-def _check_corpus(models: list[Path], tmp: Path) -> dict[str, int]:
+def _check_corpus(capfd: pytest.CaptureFixture, models: list[Path], tmp: Path
+                  ) -> dict[str, int]:
     counts = {"compiled": 0, "refused": 0}
     tracebacks = []
     for path in models:
         try:
-            rc, err = _compile(path, tmp)
+            rc, err = _compile(capfd, path, tmp)
         except Exception as exc:  # noqa: BLE001 - what this test looks for
             tracebacks.append(f"{path.relative_to(CORPUS)}: {type(exc).__name__}: {exc}"[:300])
             continue
@@ -55,28 +55,27 @@ def _check_corpus(models: list[Path], tmp: Path) -> dict[str, int]:
     return counts
 
 
-def test_corpus(tmp_path):
+def test_corpus(tmp_path, capfd):
     models = [m for m in MODELS if m.name not in SLOW]
     assert len(models) > 100
-    counts = _check_corpus(models, tmp_path)
-    print(counts)
+    counts = _check_corpus(capfd, models, tmp_path)
     assert counts["compiled"] > 100  # float models: the CPU runs them
 
 
 @pytest.mark.slow
-def test_corpus_full(tmp_path):
-    counts = _check_corpus(MODELS, tmp_path)
-    print(counts)
+def test_corpus_full(tmp_path, capfd):
+    counts = _check_corpus(capfd, MODELS, tmp_path)
     assert sum(counts.values()) == len(MODELS)
 
 
-def test_refused_one_line(tmp_path):
+def test_refused_one_line(tmp_path, capfd):
     """The reasons name what is wrong: an operator without a converter names its node."""
-    rc, err = _compile(CORPUS / "simple" / "test_gradient_of_add" / "model.onnx", tmp_path)
+    rc, err = _compile(capfd, CORPUS / "simple" / "test_gradient_of_add" / "model.onnx",
+                       tmp_path)
     assert rc == 2 and "node my_gradient" in err and "Gradient" in err
 
 
-def test_bad_files(tmp_path):
+def test_bad_files(tmp_path, capfd):
     from vtabench.workloads import small_resnet
 
     good = tmp_path / "good.onnx"
@@ -85,14 +84,14 @@ def test_bad_files(tmp_path):
     (tmp_path / "cut.onnx").write_bytes(data[:len(data) // 3])
     (tmp_path / "text.onnx").write_text("not a model\n")
     for name in ("cut.onnx", "text.onnx"):
-        rc, err = _compile(tmp_path / name, tmp_path)
+        rc, err = _compile(capfd, tmp_path / name, tmp_path)
         assert rc == 2 and len(err.strip().splitlines()) == 1, err
         assert f"{name}: not an ONNX model" in err, err
-    rc, err = _compile(tmp_path / "missing.onnx", tmp_path)
+    rc, err = _compile(capfd, tmp_path / "missing.onnx", tmp_path)
     assert rc == 2 and "no such file" in err
 
 
-def test_dynamic_batch(tmp_path):
+def test_dynamic_batch(tmp_path, capfd):
     """A dynamic batch dimension is refused with the input's name and the --shape to pass;
     with it the model compiles."""
     from vtabench.workloads import small_resnet
@@ -101,10 +100,10 @@ def test_dynamic_batch(tmp_path):
     m.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch"
     path = tmp_path / "dyn.onnx"
     onnx.save(m, path)
-    rc, err = _compile(path, tmp_path)
+    rc, err = _compile(capfd, path, tmp_path)
     assert rc == 2 and len(err.strip().splitlines()) == 1
     assert "input 'input' has a dynamic dimension 0 (batch)" in err
     assert "--shape input=1,3,16,16" in err
-    assert _compile(path, tmp_path, "--shape", "input=1,3,16,16")[0] == 0
-    rc, err = _compile(path, tmp_path, "--shape", "input=1,3")
+    assert _compile(capfd, path, tmp_path, "--shape", "input=1,3,16,16")[0] == 0
+    rc, err = _compile(capfd, path, tmp_path, "--shape", "input=1,3")
     assert rc == 2 and "--shape input: 2 dimensions, the input has 4" in err

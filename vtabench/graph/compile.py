@@ -163,15 +163,24 @@ def compile_graph(g: Graph, cfg: Config, profile: bool = True,
 
 
 def _check_cpu_build(mod: Any) -> None:
+    import gc
+    import warnings
+
     import tvm
 
-    from vtabench.graph.frontend import one_line
+    from vtabench.graph.frontend import one_line, quiet_stderr
 
-    try:
-        tvm.compile(mod, target="llvm")
-    except Exception as exc:  # noqa: BLE001 - any failure of TVM's build of the CPU part
-        raise ModelError(f"the CPU part does not build with TVM's llvm target: "
-                         f"{one_line(exc)}") from None
+    # TVM's warnings (Python and C++) of this trial build stay quiet: the package is built
+    # again when it is loaded, and a failure here is one line
+    with quiet_stderr(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tvm.compile(mod, target="llvm")
+            return
+        except Exception as exc:  # noqa: BLE001 - any failure of TVM's build of the CPU part
+            message = f"the CPU part does not build with TVM's llvm target: {one_line(exc)}"
+        gc.collect()
+    raise ModelError(message)
 
 
 def _bind_operands(rt: Runtime, n: Node, op: CompiledOp, tensors: dict[str, dict[str, Any]],

@@ -16,8 +16,11 @@ own QDQ chain on the CPU.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import io
+import os
+import sys
 import warnings
 from typing import Any
 
@@ -164,7 +167,27 @@ def _from_onnx(m: Any) -> tvm.IRModule:
             return imp.from_onnx(m.graph, default_opset(m))
     except Exception as exc:  # noqa: BLE001 - any failure of the foreign converter
         where = f"node {node_label(imp.current)}" if imp.current is not None else "model"
-        raise ModelError(f"{where}: TVM's ONNX import failed: {one_line(exc)}") from None
+        message = f"{where}: TVM's ONNX import failed: {one_line(exc)}"
+    # The half-built function's BlockBuilder warns on stderr (C++) when it is destroyed: drop
+    # it quietly, so the error stays one line.
+    with quiet_stderr():
+        del imp
+        gc.collect()
+    raise ModelError(message)
+
+
+@contextlib.contextmanager
+def quiet_stderr() -> Any:
+    """File descriptor 2 to /dev/null (C++ logging bypasses sys.stderr)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def one_line(exc: BaseException) -> str:
