@@ -10,7 +10,7 @@ and a :class:`~vtabench.verify.run_setup.RunSetup` for it:
   sees every lane of a bus beat and streams that cross 4 KiB), the image at a nonzero
   bus-aligned DRAM base;
 - now and then one failure the targets must report (:data:`KINDS`): an AXI read error on one
-  beat of a LOAD's data (the LOAD's index) or of the instruction stream, an AXI write error on
+  beat of a LOAD's data that no other LOAD or STORE touches (the LOAD's index) or of the instruction stream, an AXI write error on
   one write burst, a misaligned instruction or DRAM base (ALIGN at index 0), or an illegal
   stream (:mod:`vtabench.verify.illegal`: code and index from the validator).
 
@@ -136,8 +136,10 @@ def _fault(cfg: Config, body: TestProgram, setup: RunSetup, kind: str,
         return replace(setup, kind=kind, knobs={**setup.knobs, "fault_lo": beat,
                                                 "fault_hi": beat + BUS_BYTES},
                        expect={"rtl": Outcome(ErrorCode.AXI_RD, tuple(range(first + 1)))})
-    owners = load_beats(cfg, insns)
-    alone = [(beat, who) for beat, who in owners.items() if len(who) == 1]
+    owners = beat_owners(cfg, insns, Opcode.LOAD)
+    stored = beat_owners(cfg, insns, Opcode.STORE)
+    # the window answers writes with SLVERR too: a beat a STORE writes would fail it first
+    alone = [(beat, who) for beat, who in owners.items() if len(who) == 1 and beat not in stored]
     if not alone:
         return setup
     beat, (index,) = alone[int(rng.integers(0, len(alone)))]
@@ -147,11 +149,12 @@ def _fault(cfg: Config, body: TestProgram, setup: RunSetup, kind: str,
                    expect={"rtl": Outcome(ErrorCode.AXI_RD, (index,))})
 
 
-def load_beats(cfg: Config, insns: list[Insn]) -> dict[int, set[int]]:
-    """Bus beats of the image (byte offset // BUS_BYTES) that LOADs read -> the LOADs."""
+def beat_owners(cfg: Config, insns: list[Insn], op: Opcode) -> dict[int, set[int]]:
+    """Bus beats of the image (byte offset // BUS_BYTES) that the LOADs (or STOREs) touch -> the
+    instructions."""
     owners: dict[int, set[int]] = {}
     for i, insn in enumerate(insns):
-        if insn.opcode != Opcode.LOAD or not insn.x_size or not insn.y_size:
+        if insn.opcode != op or not insn.x_size or not insn.y_size:
             continue
         eb = mem_elem_bytes(cfg, MemType(insn.memory_type))
         for y in range(insn.y_size):

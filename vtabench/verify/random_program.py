@@ -2,7 +2,8 @@
 and store stages overlap (the regression's and the cross-target tests' generator).
 
 Now and then a program starts by filling one token queue to its capacity and draining it
-(:func:`fill_token_queue`), or one stage's command queue (:func:`fill_command_queue`); a padded
+(:func:`fill_token_queue`), by pushing into a full one (:func:`overfill_token_queue`), or by
+filling one stage's command queue (:func:`fill_command_queue`); a padded
 load is placed between live data in its buffer, so an off-by-one in the padding clobbers (or
 leaves stale) elements that are read later; and a chunk loads as ACC_8BIT what the store of two
 chunks before wrote (DRAM read after write, ordered by the s2g token).
@@ -101,6 +102,35 @@ def fill_token_queue(p: ProgramBuilder, queue: TokenQueue) -> None:
         p.noop(NOOP_MEM[ends.consumer], _tokens(ends.pop_flag))
 
 
+def overfill_token_queue(p: ProgramBuilder, rng: np.random.Generator, queue: TokenQueue) -> None:
+    """Prologue: while the consumer of ``queue`` is busy (a long reset GEMM, full-buffer loads
+    or stores; thousands of cycles), the producer pushes TOKEN_QUEUE_DEPTH plus a few tokens, so
+    it finds the queue full and must wait until the consumer pops. A producer that pushes into a
+    full queue anyway loses tokens and the consumer's last pops deadlock."""
+    cfg = p.cfg
+    ends = QUEUE_ENDS[queue]
+    extra = int(rng.integers(1, 9))
+    if ends.consumer == Stage.COMPUTE:  # 64 x 64 iterations that zero acc[0] and out[0]
+        p.gemm(p.load_uops(0, dst=0), (64, 64), reset=True)
+    elif ends.consumer == Stage.LOAD:  # four loads of the whole inp buffer
+        n = mem_depth(cfg, MemType.INP)
+        data = p.data(MemType.INP, random_tiles(cfg, rng, MemType.INP, n))
+        for _ in range(4):
+            p.load(MemType.INP, 0, data, 1, n)
+    else:  # four stores of the whole out buffer, zeroed first by a reset GEMM
+        n = mem_depth(cfg, MemType.OUT)
+        p.gemm(p.load_uops(0, dst=0), (n, 1), dst=(1, 0), reset=True,
+               tok=Tokens(push_next=True))
+        out = p.alloc(MemType.OUT, n)
+        p.store(0, out, 1, n, tok=Tokens(pop_prev=True))
+        for _ in range(3):
+            p.store(0, out, 1, n)
+    for _ in range(TOKEN_QUEUE_DEPTH + extra):
+        p.noop(NOOP_MEM[ends.producer], _tokens(ends.push_flag))
+    for _ in range(TOKEN_QUEUE_DEPTH + extra):
+        p.noop(NOOP_MEM[ends.consumer], _tokens(ends.pop_flag))
+
+
 def fill_command_queue(p: ProgramBuilder, rng: np.random.Generator, queue: TokenQueue) -> None:
     """Prologue: the consumer of ``queue`` waits for a token at the head of its command queue
     while CMD_QUEUE_DEPTH - 1 more of its instructions queue up behind it; the producer's push
@@ -171,10 +201,13 @@ def random_program(cfg: Config, rng: np.random.Generator) -> TestProgram:
         return span
 
     outs: list[tuple[int, int]] = []  # per chunk: the dram_base and size of its OUT region
-    if rng.random() < 0.1:
+    if rng.random() < 0.12:
         queue = TokenQueue(int(rng.integers(0, len(TokenQueue))))
-        if rng.random() < 0.6:
+        r = rng.random()
+        if r < 0.4:
             fill_token_queue(p, queue)
+        elif r < 0.7:
+            overfill_token_queue(p, rng, queue)
         else:
             fill_command_queue(p, rng, queue)
     if rng.random() < 0.12:
