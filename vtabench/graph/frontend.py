@@ -105,6 +105,12 @@ def import_onnx(model: Any, shapes: dict[str, list[int]] | None = None) -> tvm.I
     return partition(_from_onnx(m))
 
 
+def _quantize_names(func: relax.Function) -> list[str]:
+    """The ONNX names of the quantize calls of ``func``, in binding order."""
+    return [_onnx_name(b.value) for b in _calls(func) if isinstance(b.value, relax.Call)
+            and getattr(b.value.op, "name", "") == "relax.quantize"]
+
+
 def _importer() -> Any:
     """TVM's ONNX importer, remembering the node it is converting (for error messages), putting
     each node's ONNX output name into the span of the call it converts to (the span survives
@@ -199,8 +205,17 @@ def one_line(exc: BaseException) -> str:
 
 
 def partition(mod: tvm.IRModule) -> tvm.IRModule:
-    return relax.transform.FuseOpsByPattern(PATTERNS, bind_constants=True,
-                                            annotate_codegen=False)(mod)
+    """FuseOpsByPattern with :data:`PATTERNS`. The module keeps, as its attribute
+    ``vtabench.composite_outputs``, the ONNX name each composite call of ``main`` computes, in
+    call order: FuseOpsByPattern shares one function between structurally equal matches (two
+    ReLU6 chains with the same scale), so a function body cannot say which tensor a call makes.
+    Every pattern ends in a quantize, and each call takes its root's place in the binding order,
+    so the calls are the original quantizes that are no longer bindings of ``main``, in order."""
+    before = _quantize_names(mod["main"])
+    out = relax.transform.FuseOpsByPattern(PATTERNS, bind_constants=True,
+                                           annotate_codegen=False)(mod)
+    left = set(_quantize_names(out["main"]))
+    return out.with_attr("vtabench.composite_outputs", [n for n in before if n not in left])
 
 
 # -- reading the partitioned module ------------------------------------------------------------
@@ -447,6 +462,11 @@ def to_graph(mod: tvm.IRModule) -> Graph:
         g.inputs.append(p.name)
     names: dict[Any, str] = {p: p.name for p in main.params}
     counter: dict[str, int] = {}
+    outputs = [str(n) for n in mod.attrs["vtabench.composite_outputs"]] if mod.attrs and \
+        "vtabench.composite_outputs" in mod.attrs else []
+    calls = sum(1 for b in _calls(main) if isinstance(b.value, relax.Call)
+                and isinstance(b.value.op, tvm.ir.GlobalVar))
+    composite_outputs = iter(outputs if len(outputs) == calls else [])
     body = main.body
     for b in _calls(main):
         v, e = b.var, b.value
@@ -480,7 +500,7 @@ def to_graph(mod: tvm.IRModule) -> Graph:
             g.add(Node(name=name, op=qp.kind, inputs=[names[e.args[i]] for i in idx],
                        shape=shape, dtype=dtype, q=qp, relax_func=func,
                        relax_args=[names[a] for a in e.args], attrs=extra,
-                       onnx=_onnx_name(_calls(func)[-1].value)))
+                       onnx=next(composite_outputs, "")))
         else:
             fv = _free_vars(e, names)
             op = e.op.name if isinstance(e, relax.Call) and hasattr(e.op, "name") else (
