@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from vtabench.verify.mutation import (CatalogueError, Mutant, Verdict, check_applies,
-                                      load_catalogue, score)
+                                      load_catalogue, load_verdicts, markdown_table, score)
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Parts of the core the issue asks the RTL catalogue to cover.
@@ -84,3 +84,44 @@ def test_score_counts_the_reachable_and_the_whole_catalogue() -> None:
     assert text.startswith("regress kills 3 of 4 non-equivalent mutants it can reach (75.0%); "
                            "3 of 6 in the whole catalogue (50.0%)")
     assert "survived   m3" in text and "equivalent eq" in text and "not run    pf" in text
+
+
+def test_markdown_table_has_a_row_per_mutant(tmp_path: Path) -> None:
+    """The docs' results table: every mutant once, the killing program, the whole argument of
+    an equivalent one, a verdict for another mutant text shown as not judged."""
+    ms = [Mutant("k", "ALU", "f", "a", "b", "bug"),
+          Mutant("eq", "ALU", "f", "a", "c", "bug", equivalent="because | " * 40),
+          Mutant("stale", "ALU", "f", "a", "e", "bug"),
+          Mutant("pf", "interrupt", "f", "a", "d", "bug", killer="platform", tests=("t::x",))]
+    settings = {"old": "a", "new": "b"}
+    verdicts = [Verdict("k", "killed", "rand-1-3: rtl: wrong\nlog tail", 4, settings=settings),
+                Verdict("eq", "equivalent", ms[1].equivalent or "", 1000,
+                        settings={"old": "a", "new": "c"}),
+                Verdict("stale", "killed", "rand-1-0: rtl", 4, settings=settings)]
+    results = tmp_path / "r.json"
+    results.write_text(json.dumps({"verdicts": [v.__dict__ for v in verdicts]}))
+    rows = markdown_table(ms, load_verdicts(results)).splitlines()
+    assert len(rows) == 2 + len(ms)
+    assert rows[2] == "| `k` | ALU | killed | 4 | rand-1-3: rtl: wrong |"
+    assert rows[3].count("because \\|") == 40 and rows[3].endswith(" |")
+    assert "| `stale` | ALU | not judged yet |" in rows[4]
+    assert "not judged yet" in rows[5] and "platform: t::x" in rows[5]
+    (tmp_path / "bad.json").write_text("[]")
+    with pytest.raises(CatalogueError, match="not a mutation results file"):
+        load_verdicts(tmp_path / "bad.json")
+
+
+def test_mutate_report_merges_result_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) \
+        -> None:
+    """`vtabench mutate --report A B` runs nothing; B's verdict of a mutant replaces A's."""
+    from vtabench.cli import main
+
+    m = load_catalogue("rtl")[0]
+    key = {"old": m.old, "new": m.new}
+    for name, status in (("a.json", "survived"), ("b.json", "killed")):
+        (tmp_path / name).write_text(json.dumps(
+            {"verdicts": [Verdict(m.id, status, "rand-1-0: why", 4, settings=key).__dict__]}))
+    assert main(["mutate", "--report", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("regress kills 1 of 1 ")
+    assert f"| `{m.id}` | {m.area} | killed | 4 | rand-1-0: why |" in out

@@ -29,13 +29,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-builds", action="store_true", help="keep each RTL mutant's build")
     p.add_argument("--check", action="store_true",
                    help="only check that every mutant applies (its old text occurs once)")
+    p.add_argument("--report", type=Path, nargs="+", metavar="RESULTS",
+                   help="run nothing: the score and a Markdown table of every mutant from these "
+                   "verdict files (a later file's verdict of a mutant replaces an earlier one's)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from vtabench.targets.workdirs import results_root
     from vtabench.verify.mutation import (CatalogueError, Settings, campaign, check_applies,
-                                          load_catalogue, score)
+                                          load_catalogue, load_verdicts, markdown_table, score)
 
     try:
         mutants = load_catalogue(args.kind)
@@ -51,6 +54,16 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("; ".join(problems))
     if args.check:
         print(f"{len(mutants)} {args.kind} mutants apply cleanly")
+        return 0
+    if args.report:
+        try:
+            merged = {v.id: v for path in args.report for v in load_verdicts(path)}
+        except CatalogueError as exc:
+            raise CliError(str(exc)) from None
+        verdicts = [merged[m.id] for m in mutants if m.id in merged]
+        print(score(mutants, verdicts))
+        print()
+        print(markdown_table(mutants, verdicts))
         return 0
     for flag in ("count", "jobs"):
         if getattr(args, flag) < 1:

@@ -321,8 +321,7 @@ def campaign(kind: str, mutants: list[Mutant], settings: Settings, results: Path
     run, which are judged again)."""
     old: dict[str, Verdict] = {}
     if resume and results.exists():
-        for v in json.loads(results.read_text())["verdicts"]:
-            old[v["id"]] = Verdict(**v)
+        old = {v.id: v for v in load_verdicts(results)}
     verdicts: list[Verdict] = []
     for n, m in enumerate(mutants, 1):
         prev = old.get(m.id)
@@ -364,3 +363,36 @@ def score(mutants: list[Mutant], verdicts: list[Verdict]) -> str:
         lines.append(f"platform mutants: {sum(v.status == 'killed' for v in platform)} of "
                      f"{len(platform)} killed by their platform tests")
     return "\n".join(lines)
+
+
+def load_verdicts(results: Path) -> list[Verdict]:
+    """The verdicts a campaign wrote to ``results``; CatalogueError when it is not such a file."""
+    try:
+        return [Verdict(**v) for v in json.loads(results.read_text())["verdicts"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CatalogueError(f"{results}: not a mutation results file ({exc})") from None
+
+
+def markdown_table(mutants: list[Mutant], verdicts: list[Verdict]) -> str:
+    """One row per catalogued mutant (docs/regress.md, "Results"): its id, area, verdict,
+    programs run, and the program that killed it with the first thing it saw wrong, or the
+    argument (equivalent), or why it was not judged. A verdict judged with another text of the
+    mutant than the catalogue's holds no longer and shows as not judged."""
+    by_id = {v.id: v for v in verdicts}
+    rows = ["| mutant | area | verdict | programs | killed by / why |", "|---|---|---|---|---|"]
+    for m in mutants:
+        v = by_id.get(m.id)
+        if v is None or (v.settings and (v.settings.get("old"), v.settings.get("new")) !=
+                         (m.old, m.new)):
+            status, programs, why = "not judged yet", "", (
+                f"platform: {', '.join(m.tests)}" if m.killer == "platform" else "")
+        else:
+            status, programs, why = v.status, str(v.programs or ""), v.detail
+        # a table cell holds no pipe and no newline: the first line, shortened unless it is
+        # the argument of an equivalent mutant
+        why = why.splitlines()[0] if why else ""
+        if status != "equivalent" and len(why) > 220:
+            why = why[:217] + "..."
+        why = why.replace("|", "\\|")
+        rows.append(f"| `{m.id}` | {m.area} | {status} | {programs} | {why} |")
+    return "\n".join(rows)
