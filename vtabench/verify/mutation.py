@@ -249,17 +249,30 @@ def _hunt(target: str, opts: dict[str, Any], settings: Settings,
                                f": the run crashed ({type(exc).__name__}: {exc})"[:600])
                 else:
                     done += len(part.results)
-                    bad = [r for r in part.results if r.mismatches or r.error]
-                    if not bad:
+                    failure = first_failure(part.results)
+                    if failure is None:
                         continue
-                    first = min(bad, key=lambda r: r.index)
-                    why = first.mismatches[0].describe() if first.mismatches else first.error
-                    failure = ([first.index], f"{first.name}: {why}"[:600])
                 for other in pending:
                     other.cancel()
                 return done, failure
             progress(f"    {done}/{settings.count} programs pass")
     return done, None
+
+
+def first_failure(results: list[Any]) -> tuple[list[int], str] | None:
+    """The failure a chunk's program results (campaign.ProgramResult) show, if any: the first
+    failing program and why; or, when every failing program carries the same error (the target
+    failed the whole chunk: a simulator stopped by an assertion gives fewer results than
+    programs), all of them, so that the kill counts only if the original passes them all."""
+    bad = [r for r in results if r.mismatches or r.error]
+    if not bad:
+        return None
+    first = min(bad, key=lambda r: r.index)
+    if len(bad) > 1 and not first.mismatches and all(r.error == first.error for r in bad):
+        indices = sorted(r.index for r in bad)
+        return indices, f"programs {indices[0]}..{indices[-1]}: {first.error}"[:600]
+    why = first.mismatches[0].describe() if first.mismatches else first.error
+    return [first.index], f"{first.name}: {why}"[:600]
 
 
 def hunt_chunks(count: int) -> list[list[int]]:
