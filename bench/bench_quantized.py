@@ -12,12 +12,17 @@ when 0.02% of the quantized input's elements move by one step ("sensitivity").
 
     python bench/bench_quantized.py resnet18 --targets fsim,opencl,rtl --json results/q18.json
     python bench/bench_quantized.py mobilenetv2 --forms tensor --top1-inputs 20
+    python bench/bench_quantized.py resnet50 --targets fsim,opencl --loop-target opencl
+    python bench/bench_quantized.py --table results/q18.json results/q50.json   # markdown rows
+
+Every timed phase records the machine's one-minute load average (``load``) beside its time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -41,7 +46,7 @@ def _inputs(shape: list[int], n: int, seed: int) -> list[np.ndarray]:
 
 
 def measure(name: str, form: str, targets: list[str], dev_inputs: int, top1_inputs: int,
-            cfg: str, log) -> dict:
+            cfg: str, log, loop_target: str = "fsim") -> dict:
     fm = FLOAT_MODELS[f"{name}_float"]()
     t0 = time.perf_counter()
     q = quantize(fm, calibration_set(fm, 8), **FORMS[form])
@@ -49,6 +54,7 @@ def measure(name: str, form: str, targets: list[str], dev_inputs: int, top1_inpu
     t0 = time.perf_counter()
     pkg = compile_model(q, cfg)
     row["compile_s"] = time.perf_counter() - t0
+    row["compile_load"] = os.getloadavg()[0]
     st = pkg.manifest["stats"]
     row.update(syncs=st["syncs_per_inference"], insns=st["insns"],
                macs=st["macs_conv_gemm"], macs_vta=st["macs_conv_gemm_vta"],
@@ -75,12 +81,15 @@ def measure(name: str, form: str, targets: list[str], dev_inputs: int, top1_inpu
         same = all(np.array_equal(a, b) for a, b in zip(r.outputs, want, strict=True))
         row["targets"][target] = {"wall_s": r.wall_s, "bit_identical": same,
                                   "cycles": r.per_inference.get("cycles"),
-                                  "syncs": r.per_inference["syncs"]}
+                                  "syncs": r.per_inference["syncs"],
+                                  "load": os.getloadavg()[0]}
         log(f"{name}/{form}: {target} {r.wall_s:.2f} s per inference, bit-identical: {same}")
     e2e, lw, sens, agree = Deviation(), Deviation(), Deviation(), 0
     out_name = q.graph.output[0].name
     in_scale = _input_scale(q)
-    with open_device("fsim", cfg, pkg.mem_bytes) as dev:
+    row["loop_target"] = loop_target
+    t0 = time.perf_counter()
+    with open_device(loop_target, cfg, pkg.mem_bytes) as dev:
         ex = Executor(pkg, dev)
         for k, x in enumerate(_inputs(shape, max(dev_inputs, top1_inputs), 100)):
             r = ex.run([x])
@@ -102,11 +111,12 @@ def measure(name: str, form: str, targets: list[str], dev_inputs: int, top1_inpu
         row[key] = {"tensors": d.tensors, "elements": d.elements, "max_steps": d.max_steps,
                     "fraction_exact": d.fraction_exact, "worst": d.worst}
     row["top1"] = [agree, top1_inputs]
+    row["loop_s"], row["loop_load"] = time.perf_counter() - t0, os.getloadavg()[0]
     log(f"{name}/{form}: vs onnxruntime end to end max {e2e.max_steps} steps, "
         f"{e2e.fraction_exact:.4%} exact; layer by layer max {lw.max_steps}, "
         f"{lw.fraction_exact:.4%} exact; top-1 {agree}/{top1_inputs}; onnxruntime vs itself "
         f"with 0.02% of the input moved one step: max {sens.max_steps}, "
-        f"{sens.fraction_exact:.4%} exact")
+        f"{sens.fraction_exact:.4%} exact ({loop_target}, {row['loop_s']:.0f} s)")
     return row
 
 
@@ -120,21 +130,64 @@ def _input_scale(q) -> float:
     return float(numpy_helper.to_array(inits[node.input[1]]))
 
 
+TABLE_HEAD = ("| network | weights | MACs on VTA | syncs | compile | fsim | opencl | rtl "
+              "| bit-identical | layer by layer: max, exact | end to end: max, exact "
+              "| onnxruntime vs itself: max, exact | top-1 |\n" + "|---" * 13 + "|")
+
+
+def _dev(d: dict) -> str:
+    return f"{d['max_steps']}, {d['fraction_exact']:.3%}" if d["tensors"] else "-"
+
+
+def table_row(row: dict) -> str:
+    """One markdown row of docs/graph.md's table ("Quantized networks") from a measured row."""
+    t = row["targets"]
+
+    def wall(name: str) -> str:
+        if name not in t:
+            return "-"
+        cyc = f" ({t[name]['cycles'] / 1e6:.2f} M cycles)" if t[name].get("cycles") else ""
+        return f"{t[name]['wall_s']:.2f} s{cyc}"
+
+    same = ", ".join(f"{k} {'yes' if v['bit_identical'] else 'NO'}" for k, v in t.items())
+    agree, n = row["top1"]
+    return (f"| {row['network']} | per-{row['form']} | {row['vta_share']:.1%} of "
+            f"{row['macs'] / 1e9:.2f} G | {row['syncs']} | {row['compile_s']:.1f} s | "
+            f"{wall('fsim')} | {wall('opencl')} | {wall('rtl')} | {same} | "
+            f"{_dev(row['layerwise'])} | {_dev(row['end_to_end'])} | {_dev(row['sensitivity'])} "
+            f"| {agree}/{n} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("network", choices=sorted(k[:-len("_float")] for k in FLOAT_MODELS))
+    ap.add_argument("network", nargs="?",
+                    choices=sorted(k[:-len("_float")] for k in FLOAT_MODELS))
+    ap.add_argument("--table", type=Path, nargs="+", metavar="JSON",
+                    help="print the markdown table of measured rows instead of measuring")
     ap.add_argument("--forms", default="tensor,channel")
     ap.add_argument("--targets", default="fsim")
     ap.add_argument("--config", default="default")
     ap.add_argument("--deviation-inputs", type=int, default=5)
     ap.add_argument("--top1-inputs", type=int, default=100)
+    ap.add_argument("--loop-target", default="fsim",
+                    help="the target that runs the deviation and top-1 inputs (its outputs "
+                         "are checked bit-identical to the reference like every target's)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
+    if args.table:
+        print(TABLE_HEAD)
+        for f in args.table:
+            for row in json.loads(f.read_text()):
+                print(table_row(row))
+        return 0
+    if not args.network:
+        ap.error("a network to measure, or --table")
     rows = []
     ok = True
     for form in args.forms.split(","):
         row = measure(args.network, form, args.targets.split(","), args.deviation_inputs,
-                      args.top1_inputs, args.config, lambda s: print(s, flush=True))
+                      args.top1_inputs, args.config, lambda s: print(s, flush=True),
+                      args.loop_target)
         ok &= all(t["bit_identical"] for t in row["targets"].values())
         rows.append(row)
         if args.json:
