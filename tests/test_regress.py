@@ -20,7 +20,8 @@ from vtabench.spec.validate import ValidationError, validate_binary, validate_pr
 from vtabench.verify.builder import ProgramBuilder
 from vtabench.verify.illegal import DEFECTS, expected_outcomes
 from vtabench.verify.random_case import KINDS
-from vtabench.verify.random_program import fill_command_queue, fill_token_queue, random_program
+from vtabench.verify.random_program import (fill_command_queue, fill_token_queue,
+                                            overfill_token_queue, random_program)
 from vtabench.verify.regress.campaign import generate, minimise
 from vtabench.verify.regress.coverage import FunctionalCoverage, all_bins
 from vtabench.verify.regress.diff import (Observation, check, compare, first_mismatch,
@@ -91,6 +92,34 @@ def test_queue_prologues_need_every_entry(queue):
             assert (dead.queue, dead.waits_for) == (queue.name.lower(), "push")
         else:
             assert stage_of(prog.insns[dead.fetch_blocked]) == QUEUE_ENDS[queue].consumer
+
+
+@pytest.mark.parametrize("queue", list(TokenQueue))
+def test_overfill_prologue_pushes_more_than_the_queue_holds(queue):
+    """The producer's pushes run ahead of the consumer's pops by more than the queue holds
+    (in stream order), behind real work of the consumer: the producer must find the queue full
+    and wait; the program is valid at the real capacity."""
+    ends = QUEUE_ENDS[queue]
+    for seed in range(3):
+        p = ProgramBuilder(CFG)
+        overfill_token_queue(p, np.random.default_rng(seed), queue)
+        p.finish()
+        prog = p.build("overfill")
+        validate_program(CFG, prog.insns, prog.dram)
+        ahead = most = 0
+        for insn in prog.insns:
+            ahead += (stage_of(insn) == ends.producer and getattr(insn, ends.push_flag)) - \
+                (stage_of(insn) == ends.consumer and getattr(insn, ends.pop_flag))
+            most = max(most, ahead)
+        assert TOKEN_QUEUE_DEPTH < most <= TOKEN_QUEUE_DEPTH + 8, (queue, most)
+        # the consumer's work queued ahead of the producer's last push (elements moved, GEMM
+        # iterations) takes far longer than the producer's pushes, a cycle or so each
+        last = max(i for i, insn in enumerate(prog.insns)
+                   if stage_of(insn) == ends.producer and getattr(insn, ends.push_flag))
+        work = sum(insn.iter_out * insn.iter_in if insn.opcode == Opcode.GEMM
+                   else insn.x_size * insn.y_size for insn in prog.insns[:last]
+                   if stage_of(insn) == ends.consumer and insn.opcode != Opcode.FINISH)
+        assert work >= 4 * TOKEN_QUEUE_DEPTH, (queue, work)
 
 
 def test_every_defect_breaks_one_rule_the_validator_names():
