@@ -40,7 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "every target (default %(default)s: no real program comes near it, a runaway "
                    "loop always reaches it; checked between instructions on fsim, whose one "
                    "instruction runs at most 2^22 micro-op iterations (a few seconds); fsim "
-                   "stops at once on a longer loop, naming the instruction)")
+                   "stops at once on a longer loop, naming the instruction; the OpenCL kernel "
+                   "stops itself when a work budget derived from the timeout runs out, naming "
+                   "the instruction, and the host waits at most the timeout + 1 s)")
     p.add_argument("--platform", help="opencl: platform name (substring)")
     p.add_argument("--device", help="opencl: device name (substring)")
     p.set_defaults(func=run)
@@ -88,8 +90,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _reached(status: dict[str, object]) -> str:
-    """Where a timed-out run was, from what its target reports (fsim names the instruction in
-    its message; rtl counts the instructions each stage finished; OpenCL cannot say)."""
+    """Where a timed-out run was, from what its target reports (fsim and OpenCL name the
+    instruction in their message; rtl counts the instructions each stage finished)."""
     stages = {k: status.get(f"{k.upper()}_INSNS") for k in ("load", "compute", "store")}
     if all(isinstance(v, int) for v in stages.values()):
         done = sum(v for v in stages.values() if isinstance(v, int))

@@ -19,8 +19,13 @@
   byte address = element index x element bytes, as in fsim's DRAM image. The on-chip buffers and
   a control block live in a second buffer (``scratch``), zeroed before every run (reset state:
   by the driver for the item variant, by the kernel for the group variant).
-* :meth:`OpenCLDevice.run` polls the kernel's event and raises :class:`RunTimeoutError` when the
-  timeout passes; OpenCL failures carry the status name (``CL_OUT_OF_RESOURCES`` ...).
+* Timeouts: a kernel cannot be interrupted from the host, so the host gives it a work budget
+  (control-block word BUDGET: the timeout times :attr:`OpenCLDevice.budget_rate`, work units a
+  compute unit does per second at the least) and the kernel stops itself, status TIMEOUT, before
+  the first instruction the budget does not cover. Either way - that status, or the kernel still
+  running ``OVERRUN_S`` after the timeout - :meth:`OpenCLDevice.run` raises
+  :class:`RunTimeoutError` naming the instruction reached (docs/opencl-gpu.md "Timeouts"). OpenCL
+  failures carry the status name (``CL_OUT_OF_RESOURCES`` ...).
 
 This module imports numpy, pyopencl and numpy-only parts of vtabench (it is what runs on the
 accelerator machine, where nothing else is installed). ``run_raw`` serves
@@ -64,6 +69,15 @@ ENV_DEVICE = "VTA_OPENCL_DEVICE"
 ENV_BINARY = "VTA_OPENCL_BINARY"
 ENV_VARIANT = "VTA_OPENCL_VARIANT"
 DEFAULT_TIMEOUT_S = 600.0
+#: Work units (ocl_control.json) per second of timeout that the kernel's budget allows, per compute
+#: unit: below the slowest path measured (PoCL 3.0 on 2 loaded cores: 3e8 units/s, a reset GEMM
+#: of the group variant on cloud64; the H100: docs/opencl-gpu.md), so a budget runs out before its
+#: timeout, while a real program stays far below it (ResNet-18: 2e9 units; 600 s: 6e10 on a CPU).
+BUDGET_RATE_CPU = 1e8
+BUDGET_RATE_GPU = 1e9
+#: Seconds the host waits past a run's timeout for the kernel to report that its budget ran out;
+#: after that it raises RunTimeoutError itself (the kernel then ends when its budget does).
+OVERRUN_S = 1.0
 #: Work-items per work-group of the group variant by device type. One program runs on one
 #: compute unit, so a GPU's group is as large as it can be (latency hiding: on the H100, ResNet-18
 #: takes 63 ms with 256, 35 ms with 1024). PoCL 3.0 crashes at 256; 64 is as fast there.
@@ -392,6 +406,7 @@ class OpenCLDevice(Device):
         self.onchip = self.num_args == 8
         self.scratch_bytes = 0 if self.onchip else scratch_bytes(cfg)
         gpu = bool(self.device.type & cl.device_type.GPU)
+        self.budget_rate = BUDGET_RATE_GPU if gpu else BUDGET_RATE_CPU
         self.batch_groups = batch_groups or self.device.max_compute_units * (
             BATCH_GROUPS_PER_CU_GPU if gpu else 1)
         self.scratch = None
@@ -446,10 +461,20 @@ class OpenCLDevice(Device):
             args.append(self.scratch)
         self.kernel.set_args(*args)
 
-    def _reset_ctrl(self) -> None:
+    def budget(self, timeout_s: float | None, programs: int = 1) -> int:
+        """The work budget of a run with this timeout: ``budget_rate`` units per second. Of a
+        launch of ``programs`` programs, each one's share: the work-groups run one program
+        after the other, ``batch_groups`` (at most one per program) side by side."""
+        timeout = DEFAULT_TIMEOUT_S if timeout_s is None else max(float(timeout_s), 0.0)
+        rounds = -(-programs // max(1, min(programs, self.batch_groups)))
+        return min(int(timeout * self.budget_rate) // rounds, (1 << 64) - 1)
+
+    def _reset_ctrl(self, budget: int = 0) -> None:
         ctrl = np.zeros(C.CTRL_WORDS, np.uint32)
         ctrl[C.CTRL_DRAM_LO] = self.mem_bytes & 0xFFFFFFFF
         ctrl[C.CTRL_DRAM_HI] = self.mem_bytes >> 32
+        ctrl[C.CTRL_BUDGET_LO] = budget & 0xFFFFFFFF
+        ctrl[C.CTRL_BUDGET_HI] = budget >> 32
         cl.enqueue_copy(self.queue, self.scratch, ctrl, is_blocking=True)
 
     def _read_ctrl(self) -> np.ndarray:
@@ -479,9 +504,11 @@ class OpenCLDevice(Device):
                               f"{want[1]}, {want[2]} (a binary built for another configuration?)")
 
     def _wait_pending(self) -> None:
-        """After a timed-out run the kernel may still be running: commands queue behind it."""
+        """After a timed-out run the kernel may still be running (until its budget runs out):
+        commands queue behind it. Polled, so that Ctrl-C still works."""
         if self._pending is not None:
-            self._pending.wait()
+            while self._pending.command_execution_status > 0:  # queued, submitted, running
+                time.sleep(5e-3)
             self._pending = None
 
     def _run(self, insn_addr: int, insn_count: int, timeout_s: float | None) -> RunResult:
@@ -489,7 +516,7 @@ class OpenCLDevice(Device):
         t0 = time.perf_counter()
         try:
             if not self.onchip:
-                self._reset_ctrl()
+                self._reset_ctrl(self.budget(timeout_s))
                 if self.variant == "item":  # the group variant zeroes its buffers itself
                     cl.enqueue_fill_buffer(self.queue, self.scratch, np.uint8(0), C.CTRL_BYTES,
                                            self.scratch_bytes - C.CTRL_BYTES)
@@ -508,15 +535,16 @@ class OpenCLDevice(Device):
                 ctrl = self._read_ctrl()
             except cl.Error as exc:
                 raise _cl_error(exc, f"reading the run status on {self.name}") from None
-            self.check_status(ctrl, insn_count)
+            self.check_status(ctrl, insn_count, timeout_s)
             stats.update(ctrl_stats(ctrl))
         return RunResult(insn_count, wall, stats)
 
     def wait(self, evt: Any, what: str, timeout_s: float | None, t0: float) -> None:
-        """Poll a launched kernel until it completes; past ``timeout_s`` seconds from ``t0`` a
-        :class:`RunTimeoutError` (the kernel keeps running: later commands queue behind it)."""
+        """Poll a launched kernel until it completes (a kernel whose budget ran out completes
+        too); past ``timeout_s`` + ``OVERRUN_S`` seconds from ``t0`` a :class:`RunTimeoutError`
+        (the kernel keeps running until its budget runs out: later commands queue behind it)."""
         timeout = DEFAULT_TIMEOUT_S if timeout_s is None else float(timeout_s)
-        deadline = t0 + timeout
+        deadline = t0 + timeout + OVERRUN_S
         pause = 20e-6
         while True:
             try:
@@ -532,7 +560,8 @@ class OpenCLDevice(Device):
                 self._pending = evt
                 raise RunTimeoutError(
                     f"{what} on {self.name} did not finish within {timeout:g} s (the kernel is "
-                    f"still running; the device accepts new commands once it ends)", timeout,
+                    f"still running {OVERRUN_S:g} s later, slower than its work budget assumes: "
+                    f"it ends when the budget runs out)", timeout,
                     {"execution_status": _exec_status_name(st)})
             time.sleep(pause)
             pause = min(pause * 2, 5e-3)
@@ -557,12 +586,23 @@ class OpenCLDevice(Device):
                 results.append(exc)
         return results
 
-    def check_status(self, ctrl: np.ndarray, insn_count: int) -> None:
-        """Raise the error a control block reports (nothing when it reports a clean end)."""
+    def check_status(self, ctrl: np.ndarray, insn_count: int,
+                     timeout_s: float | None = None) -> None:
+        """Raise the error a control block reports (nothing when it reports a clean end): a
+        :class:`KernelRunError`, or :class:`RunTimeoutError` when the budget ran out."""
         status, code = int(ctrl[C.CTRL_STATUS]), int(ctrl[C.CTRL_ERROR])
         index, arg = int(ctrl[C.CTRL_ERROR_INDEX]), int(ctrl[C.CTRL_ERROR_ARG])
         if status == C.STATUS_DONE and code == ErrorCode.NONE:
             return
+        if status == C.STATUS_TIMEOUT:
+            timeout = DEFAULT_TIMEOUT_S if timeout_s is None else float(timeout_s)
+            stats = ctrl_stats(ctrl)
+            budget = int(ctrl[C.CTRL_BUDGET_LO]) | int(ctrl[C.CTRL_BUDGET_HI]) << 32
+            raise RunTimeoutError(
+                f"run on {self.name} stopped before instruction {index}: the work budget of its "
+                f"{timeout:g} s timeout ({budget} units, {self.budget_rate:.0e} a second) ran out "
+                f"({stats['executed']} instructions executed, {stats['work_units']} units spent)",
+                timeout, {"insn_index": index, **stats})
         if status == C.STATUS_PENDING:
             raise DeviceError(f"kernel on {self.name} completed without reporting a status "
                               f"(status word 0): the scratch buffer or the kernel is broken")
@@ -612,7 +652,8 @@ def ctrl_stats(ctrl: np.ndarray) -> dict[str, int]:
         compute_insns=int(ctrl[C.CTRL_N_COMPUTE]), store_insns=int(ctrl[C.CTRL_N_STORE]),
         gemm_uop_iters=int(ctrl[C.CTRL_GEMM_ITERS_LO]) | int(ctrl[C.CTRL_GEMM_ITERS_HI]) << 32,
         alu_uop_iters=int(ctrl[C.CTRL_ALU_ITERS_LO]) | int(ctrl[C.CTRL_ALU_ITERS_HI]) << 32,
-        scheduler_passes=int(ctrl[C.CTRL_PASSES]))
+        scheduler_passes=int(ctrl[C.CTRL_PASSES]),
+        work_units=int(ctrl[C.CTRL_WORK_LO]) | int(ctrl[C.CTRL_WORK_HI]) << 32)
 
 
 def _exec_status_name(st: int) -> str:

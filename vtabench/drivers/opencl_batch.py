@@ -86,6 +86,9 @@ def _launch(dev: OpenCLDevice, codes: list[np.ndarray], drams: list[np.ndarray],
         table[k] = (code.size // 16, (insns - base) // 16, base & 0xFFFFFFFF, base >> 32)
         ctrl[k, C.CTRL_DRAM_LO] = sizes[k] & 0xFFFFFFFF
         ctrl[k, C.CTRL_DRAM_HI] = sizes[k] >> 32
+    budget = dev.budget(timeout_s, n)
+    ctrl[:, C.CTRL_BUDGET_LO] = budget & 0xFFFFFFFF
+    ctrl[:, C.CTRL_BUDGET_HI] = budget >> 32
     groups = min(n, dev.batch_groups)
     slots = groups * slot_bytes(dev.scratch_bytes)
     what = f"batch of {n} programs"
@@ -118,7 +121,7 @@ def _launch(dev: OpenCLDevice, codes: list[np.ndarray], drams: list[np.ndarray],
         base = int(bases[k])
         dram.reshape(-1).view(np.uint8)[:] = image[base:base + dram.size]
         try:
-            dev.check_status(ctrl[k], code.size // 16)
+            dev.check_status(ctrl[k], code.size // 16, timeout_s)
         except DeviceError as exc:
             results.append(exc)
             continue

@@ -10,11 +10,11 @@ from __future__ import annotations
 CTRL_BYTES = 256
 CTRL_WORDS = CTRL_BYTES // 4
 #: the kernel reports it in CTRL_ABI_VERSION; the driver refuses another
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 CTRL_STATUS = 0          # kernel: run status (VTA_STATUS_*), written last
 CTRL_ERROR = 1           # kernel: error code (spec/contracts/errors.json), 0 for none
-CTRL_ERROR_INDEX = 2     # kernel: instruction index of the error
+CTRL_ERROR_INDEX = 2     # kernel: instruction of the error (TIMEOUT: the one not run)
 CTRL_ERROR_ARG = 3       # kernel: the value out of range, or the queue of a DEADLOCK
 CTRL_DRAM_LO = 4         # host: device memory bytes the program may touch, low word
 CTRL_DRAM_HI = 5         # host: device memory bytes, high word
@@ -30,10 +30,15 @@ CTRL_ALU_ITERS_LO = 14   # kernel: micro-op iterations of ALU, low word
 CTRL_ALU_ITERS_HI = 15   # kernel: micro-op iterations of ALU, high word
 CTRL_PASSES = 16         # kernel: scheduler passes
 CTRL_ABI_VERSION = 17    # kernel: VTA_ABI_VERSION of the build
+CTRL_BUDGET_LO = 18      # host: work units the run may take, low word
+CTRL_BUDGET_HI = 19      # host: work units the run may take, high word
+CTRL_WORK_LO = 20        # kernel: work units the run took, low word
+CTRL_WORK_HI = 21        # kernel: work units the run took, high word
 
 #: values of CTRL_STATUS
 STATUS_PENDING = 0  # not written: the run has not ended, or no kernel ran
 STATUS_DONE = 1     # ended without an error; also the answer to a probe
 STATUS_ERROR = 2    # stopped on an error: see ERROR, ERROR_INDEX, ERROR_ARG
+STATUS_TIMEOUT = 3  # budget spent before instruction ERROR_INDEX
 
 ERROR_ARG_PUSH = 4  # ERROR_ARG of a DEADLOCK: queue id + this if waiting to push

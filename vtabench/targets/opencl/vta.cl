@@ -30,7 +30,8 @@
  *   - default (GPUs, CPUs): a ninth argument `scratch`, a __global region (the driver puts it in
  *     the same buffer, after the device memory) holding a control block and the five buffers;
  *   - -DVTA_ONCHIP (FPGA flows): exactly upstream's eight arguments; the buffers are __local
- *     arrays of the kernel, which aoc / v++ map to on-chip RAM. No control block in this mode.
+ *     arrays of the kernel, which aoc / v++ map to on-chip RAM. No control block in this mode,
+ *     hence no work budget: the host's timeout cannot stop a runaway program there.
  */
 
 #ifndef VTA_ISA_H_
@@ -261,6 +262,9 @@ __kernel VTA_KERNEL_ATTR void vta_core(uint insn_count, uint insns_offset,
   zero_sram(acc_buf, (uint)ACC_BUF_BYTES);
   zero_sram(out_buf, (uint)((OUT_BUF_BYTES + 3) / 4 * 4));
   ulong dram_bytes = 0xFFFFFFFFFFFFFFFFul; /* no bound known: the host validated the program */
+  vta_budget_t b;
+  b.left = 0xFFFFFFFFFFFFFFFFul; /* no budget: nowhere to read it from */
+  b.used = 0ul;
 #else
   /* The driver zeroes the five buffers before each run (reset state). */
   __global uchar *sbytes = (__global uchar *)scratch;
@@ -270,6 +274,8 @@ __kernel VTA_KERNEL_ATTR void vta_core(uint insn_count, uint insns_offset,
   SRAM uchar *acc_buf = sbytes + OFF_ACC;
   SRAM uchar *out_buf = sbytes + OFF_OUT;
   ulong dram_bytes = (ulong)scratch[CTRL_DRAM_LO] | ((ulong)scratch[CTRL_DRAM_HI] << 32);
+  vta_budget_t b;
+  budget_init(&b, scratch);
   ctrl_identify(scratch);
   if (insn_count == 0u) { /* probe: report the build's configuration and nothing else */
     mem_fence(CLK_GLOBAL_MEM_FENCE);
@@ -296,6 +302,7 @@ __kernel VTA_KERNEL_ATTR void vta_core(uint insn_count, uint insns_offset,
   int s;
   while (e.error == VTA_ERR_NONE && machine_next(&m, stream, insn_count, &i, &s)) {
     ulong w0 = stream[2ul * i], w1 = stream[2ul * i + 1ul];
+    if (!budget_take(&b, w0, w1, i, &e)) break;
     uint op = F(w0, w1, MEM_OPCODE);
     if (op == VTA_OPCODE_LOAD) {
       do_load(i, w0, w1, dram_bytes, uops_b, biases_b, inputs_b, weights_b, uop_buf, inp_buf,
@@ -315,6 +322,6 @@ __kernel VTA_KERNEL_ATTR void vta_core(uint insn_count, uint insns_offset,
   }
   machine_check_end(&m, stream, insn_count, finished, &e);
 #ifndef VTA_ONCHIP
-  ctrl_report(scratch, &m, &e, gemm_iters, alu_iters);
+  ctrl_report(scratch, &m, &e, gemm_iters, alu_iters, b.used);
 #endif
 }

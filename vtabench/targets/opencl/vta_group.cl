@@ -52,7 +52,6 @@
 #error VTA_GEMM_TILE must be 1 to 8
 #endif
 #define N_ITEMS VTA_GROUP_SIZE
-#define ACC_LANES (VTA_BATCH * VTA_BLOCK_OUT) /* int32 lanes of an acc element (int8 of out) */
 #define VTA_SLOT_BYTES ((SCRATCH_BYTES + 255ul) / 256ul * 256ul)
 #define CTRL_WORDS (VTA_CTRL_BYTES / 4u)
 #define GROUP_FENCE (CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
@@ -491,7 +490,7 @@ static int compute_sequential(uint index, __local const vta_compute_t *c,
 
 /* Work-item 0: start the next instruction and publish it (decoded, when a GEMM or ALU). */
 static void publish_next(vta_machine_t *m, __global const ulong *stream, uint insn_count,
-                         vta_err_t *e, __local vta_work_t *wk) {
+                         vta_budget_t *b, vta_err_t *e, __local vta_work_t *wk) {
   uint i = 0u;
   int s = 0;
   wk->has = e->error == VTA_ERR_NONE && machine_next(m, stream, insn_count, &i, &s);
@@ -500,6 +499,10 @@ static void publish_next(vta_machine_t *m, __global const ulong *stream, uint in
   wk->active = 0u;
   if (!wk->has) return;
   ulong w0 = stream[2ul * i], w1 = stream[2ul * i + 1ul];
+  if (!budget_take(b, w0, w1, i, e)) {
+    wk->has = 0u;
+    return;
+  }
   uint op = F(w0, w1, MEM_OPCODE);
   if (op != VTA_OPCODE_GEMM && op != VTA_OPCODE_ALU) return;
   vta_compute_t c;
@@ -525,15 +528,19 @@ static void group_run(uint insn_count, __global const ulong *stream, __global uc
   group_reset(slot, uop_mem);
 
   vta_machine_t m; /* work-item 0's */
+  vta_budget_t b;
   vta_err_t e;
   e.error = VTA_ERR_NONE;
   e.error_index = e.error_arg = 0u;
   ulong gemm_iters = 0ul, alu_iters = 0ul;
   int finished = 0;
-  if (lid == 0u) machine_init(&m, stream, insn_count);
+  if (lid == 0u) {
+    machine_init(&m, stream, insn_count);
+    budget_init(&b, ctrl);
+  }
   barrier(GROUP_FENCE);
   for (;;) {
-    if (lid == 0u) publish_next(&m, stream, insn_count, &e, wk);
+    if (lid == 0u) publish_next(&m, stream, insn_count, &b, &e, wk);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (!wk->has) break;
     uint i = wk->index, active = wk->active;
@@ -584,7 +591,7 @@ static void group_run(uint insn_count, __global const ulong *stream, __global uc
   if (lid == 0u) {
     machine_check_end(&m, stream, insn_count, finished, &e);
     ctrl_identify(ctrl);
-    ctrl_report(ctrl, &m, &e, gemm_iters, alu_iters);
+    ctrl_report(ctrl, &m, &e, gemm_iters, alu_iters, b.used);
   }
 }
 

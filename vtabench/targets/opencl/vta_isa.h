@@ -8,6 +8,7 @@
  *     (fetch as far as the command queues allow, then load, compute, store each start
  *     instructions until blocked; repeat), as an iterator: machine_next() starts the next
  *     instruction, the kernel executes it, machine_retire() counts it and owes its pushes;
+ *   - the work budget (CTRL_BUDGET): what an instruction costs, taken before it executes;
  *   - the ALU arithmetic.
  *
  * Needs vta_config.h and vta_contracts.h (the driver prepends all three headers; vendor flows
@@ -39,6 +40,7 @@
 #define OFF_ACC (OFF_WGT + WGT_BUF_BYTES)
 #define OFF_OUT (OFF_ACC + ACC_BUF_BYTES)
 #define SCRATCH_BYTES (OFF_OUT + OUT_BUF_BYTES)
+#define ACC_LANES (VTA_BATCH * VTA_BLOCK_OUT) /* int32 lanes of an acc element (int8 of out) */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Instruction and micro-op fields (positions from the generated header; no field straddles    */
@@ -65,6 +67,10 @@ static void set_error(vta_err_t *e, uint code, uint index, uint arg) {
     e->error_arg = arg;
   }
 }
+
+/* e->error of a run whose budget ran out: outside the 8-bit error codes, so that it stops the
+ * machine as an error does; ctrl_report writes it as status TIMEOUT with ERROR 0. */
+#define VTA_STOP_BUDGET 0x100u
 
 static int stage_of(ulong w0) {
   uint op = F(w0, 0ul, MEM_OPCODE);
@@ -234,8 +240,9 @@ static void ctrl_identify(__global uint *ctrl) {
 }
 
 static void ctrl_report(__global uint *ctrl, const vta_machine_t *m, const vta_err_t *e,
-                        ulong gemm_iters, ulong alu_iters) {
-  ctrl[CTRL_ERROR] = e->error;
+                        ulong gemm_iters, ulong alu_iters, ulong work) {
+  int timeout = e->error == VTA_STOP_BUDGET;
+  ctrl[CTRL_ERROR] = timeout ? VTA_ERR_NONE : e->error;
   ctrl[CTRL_ERROR_INDEX] = e->error_index;
   ctrl[CTRL_ERROR_ARG] = e->error_arg;
   ctrl[CTRL_EXECUTED] = m->executed;
@@ -247,8 +254,68 @@ static void ctrl_report(__global uint *ctrl, const vta_machine_t *m, const vta_e
   ctrl[CTRL_ALU_ITERS_LO] = (uint)alu_iters;
   ctrl[CTRL_ALU_ITERS_HI] = (uint)(alu_iters >> 32);
   ctrl[CTRL_PASSES] = m->passes;
+  ctrl[CTRL_WORK_LO] = (uint)work;
+  ctrl[CTRL_WORK_HI] = (uint)(work >> 32);
   mem_fence(CLK_GLOBAL_MEM_FENCE);
-  ctrl[CTRL_STATUS] = e->error == VTA_ERR_NONE ? VTA_STATUS_DONE : VTA_STATUS_ERROR;
+  ctrl[CTRL_STATUS] = timeout                      ? VTA_STATUS_TIMEOUT
+                      : e->error == VTA_ERR_NONE ? VTA_STATUS_DONE
+                                                 : VTA_STATUS_ERROR;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The work budget: a kernel cannot be interrupted from the host, so it stops itself when the */
+/* work the host allowed (CTRL_BUDGET, derived from the run's timeout) is spent.               */
+/* ------------------------------------------------------------------------------------------ */
+typedef struct {
+  ulong left, used;
+} vta_budget_t;
+
+static void budget_init(vta_budget_t *b, __global const uint *ctrl) {
+  b->left = (ulong)ctrl[CTRL_BUDGET_LO] | ((ulong)ctrl[CTRL_BUDGET_HI] << 32);
+  b->used = 0ul;
+}
+
+/* The work units of an instruction (docs/contracts.md, ocl_control): 1, plus the 32-bit words
+ * of a LOAD's / STORE's SRAM elements, plus a GEMM's / ALU's micro-op iterations times their
+ * lanes times BLOCK_IN (a GEMM that is not a reset: its multiply-adds) or 4 (ALU, reset: each
+ * lane reads and writes 32-bit words; on PoCL an ALU lane is as slow as 4 multiply-adds). Fields
+ * are read raw: an illegal one is the error of the decode that follows; the product stays below
+ * 2^58 for every field value. */
+static ulong insn_work(ulong w0, ulong w1) {
+  uint op = F(w0, w1, MEM_OPCODE);
+  if (op == VTA_OPCODE_LOAD || op == VTA_OPCODE_STORE) {
+    uint mt = F(w0, w1, MEM_MEMORY_TYPE);
+    uint elem = mt == VTA_MEM_ID_UOP   ? VTA_UOP_ELEM_BYTES
+                : mt == VTA_MEM_ID_WGT ? VTA_WGT_ELEM_BYTES
+                : mt == VTA_MEM_ID_INP ? VTA_INP_ELEM_BYTES
+                : mt == VTA_MEM_ID_OUT ? VTA_OUT_ELEM_BYTES
+                                       : VTA_ACC_ELEM_BYTES;
+    ulong rows = (ulong)F(w0, w1, MEM_Y_PAD_0) + F(w0, w1, MEM_Y_SIZE) + F(w0, w1, MEM_Y_PAD_1);
+    ulong row = (ulong)F(w0, w1, MEM_X_PAD_0) + F(w0, w1, MEM_X_SIZE) + F(w0, w1, MEM_X_PAD_1);
+    return 1ul + rows * row * ((elem + 3u) / 4u);
+  }
+  if (op == VTA_OPCODE_GEMM || op == VTA_OPCODE_ALU) {
+    uint bgn = F(w0, w1, GEMM_UOP_BGN), end = F(w0, w1, GEMM_UOP_END);
+    int mac = op == VTA_OPCODE_GEMM && !F(w0, w1, GEMM_RESET_REG);
+    ulong lanes = (ulong)ACC_LANES * (mac ? VTA_BLOCK_IN : 4u);
+    ulong iters = (ulong)F(w0, w1, GEMM_ITER_OUT) * F(w0, w1, GEMM_ITER_IN) *
+                  (end > bgn ? (ulong)(end - bgn) : 1ul);
+    return 1ul + iters * lanes;
+  }
+  return 1ul;
+}
+
+/* Take the work of instruction index from the budget before it executes; when it is more than
+ * what is left, the run stops there (status TIMEOUT) and this returns 0. */
+static int budget_take(vta_budget_t *b, ulong w0, ulong w1, uint index, vta_err_t *e) {
+  ulong work = insn_work(w0, w1);
+  if (work > b->left) {
+    set_error(e, VTA_STOP_BUDGET, index, 0u);
+    return 0;
+  }
+  b->left -= work;
+  b->used += work;
+  return 1;
 }
 
 /* ------------------------------------------------------------------------------------------ */

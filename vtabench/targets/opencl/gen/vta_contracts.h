@@ -28,10 +28,10 @@
 
 /* Control block (spec/contracts/ocl_control.json): 32-bit words at the start of scratch. */
 #define VTA_CTRL_BYTES     256u  /* bytes of the control block */
-#define VTA_ABI_VERSION    2u    /* CTRL_ABI_VERSION */
+#define VTA_ABI_VERSION    3u    /* CTRL_ABI_VERSION */
 #define CTRL_STATUS        0     /* kernel: run status (VTA_STATUS_*), written last */
 #define CTRL_ERROR         1     /* kernel: error code (spec/contracts/errors.json), 0 for none */
-#define CTRL_ERROR_INDEX   2     /* kernel: instruction index of the error */
+#define CTRL_ERROR_INDEX   2     /* kernel: instruction of the error (TIMEOUT: the one not run) */
 #define CTRL_ERROR_ARG     3     /* kernel: the value out of range, or the queue of a DEADLOCK */
 #define CTRL_DRAM_LO       4     /* host: device memory bytes the program may touch, low word */
 #define CTRL_DRAM_HI       5     /* host: device memory bytes, high word */
@@ -47,9 +47,14 @@
 #define CTRL_ALU_ITERS_HI  15    /* kernel: micro-op iterations of ALU, high word */
 #define CTRL_PASSES        16    /* kernel: scheduler passes */
 #define CTRL_ABI_VERSION   17    /* kernel: VTA_ABI_VERSION of the build */
+#define CTRL_BUDGET_LO     18    /* host: work units the run may take, low word */
+#define CTRL_BUDGET_HI     19    /* host: work units the run may take, high word */
+#define CTRL_WORK_LO       20    /* kernel: work units the run took, low word */
+#define CTRL_WORK_HI       21    /* kernel: work units the run took, high word */
 #define VTA_STATUS_PENDING 0u    /* not written: the run has not ended, or no kernel ran */
 #define VTA_STATUS_DONE    1u    /* ended without an error; also the answer to a probe */
 #define VTA_STATUS_ERROR   2u    /* stopped on an error: see ERROR, ERROR_INDEX, ERROR_ARG */
+#define VTA_STATUS_TIMEOUT 3u    /* budget spent before instruction ERROR_INDEX */
 #define VTA_ERROR_ARG_PUSH 4u    /* ERROR_ARG of a DEADLOCK: queue id + this if waiting to push */
 
 /* Stages and token queues (spec/contracts/stages.json). */
