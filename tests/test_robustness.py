@@ -6,8 +6,10 @@
   naming the problem (exit 2) before any run; the untouched package runs.
 * Runaway programs: fsim stops a 16383 x 16383-iteration GEMM before allocating for it, and a
   run past its wall-clock timeout between instructions, with ``RunTimeoutError`` naming the
-  instruction (``vtabench exec``: one line, exit 2, no output file); a device memory the host
-  cannot hold is a ``DeviceError``, not numpy's ``MemoryError``.
+  instruction (``vtabench exec``: one line, exit 2, no output file); the OpenCL kernel (both
+  variants) stops itself when the work budget of its timeout runs out, and the host raises the
+  same error within the timeout + ``OVERRUN_S``; a device memory the host cannot hold is a
+  ``DeviceError``, not numpy's ``MemoryError``.
 * Signals: SIGINT and SIGTERM sent to ``vtabench exec`` mid-run print one line and exit 130 /
   143; on rtl the simulator (``vtabench serve --watch-pid``) ends and its /dev/shm folders go,
   and so they do when the command is killed with SIGKILL.
@@ -175,11 +177,13 @@ def test_whole_package_runs(small_pkg, tmp_path):
     assert np.array_equal(np.load(tmp_path / "y.npy"), expected)
 
 
-def _gemm_loop(iters: tuple[int, int], repeat: int = 1) -> tuple[bytes, np.ndarray]:
-    """``repeat`` GEMMs of ``iters`` iterations into acc[0] (a legal program)."""
+def _gemm_loop(iters: tuple[int, int], repeat: int = 1,
+               n_uops: int = 1) -> tuple[bytes, np.ndarray]:
+    """``repeat`` GEMMs of ``iters`` iterations of ``n_uops`` micro-ops into acc[0] (a legal
+    program)."""
     cfg = load_config("default")
     b = ProgramBuilder(cfg)
-    uops = b.load_uops(0, 0)
+    uops = b.load_uops(0, [0] * n_uops)
     for _ in range(repeat):
         b.gemm(uops, iters=iters)
     b.finish()
@@ -207,6 +211,45 @@ def test_fsim_timeout_between_instructions():
     with open_device("fsim", "default") as dev, pytest.raises(RunTimeoutError) as info:
         run_program(dev, code, dram.copy(), 1e-4)
     assert "wall clock" in str(info.value) and info.value.status["insn_index"] < 401
+
+
+@pytest.mark.parametrize("variant", ["item", "group"])
+def test_opencl_runaway_stops_itself(tmp_path, capsys, variant):
+    """The OpenCL kernel stops itself when the work budget of its timeout runs out: at once
+    before one loop larger than the budget, after ~100 instructions of a stream of smaller ones;
+    the host raises RunTimeoutError naming the instruction before timeout + OVERRUN_S; a normal
+    program is unaffected. ``vtabench exec``: one line, exit 2, no output file."""
+    pytest.importorskip("pyopencl")
+    from vtabench.drivers.opencl_backend import OVERRUN_S, OpenCLDevice
+
+    platform = os.environ.get("VTA_TEST_OPENCL_PLATFORM", "Portable")
+    timeout = 1.0
+    giant = _gemm_loop((16383, 16383), n_uops=256)  # 7e13 iterations
+    stream = _gemm_loop((64, 64), repeat=2000)  # 2000 x 1e6 work units against 1e8
+    with OpenCLDevice(load_config("default"), 1 << 20, platform=platform,
+                      variant=variant) as dev:
+        for (code, dram), first, last in [(giant, 1, 1), (stream, 2, 2000)]:
+            t0 = time.perf_counter()
+            with pytest.raises(RunTimeoutError, match="the work budget of its 1 s timeout") as info:
+                run_program(dev, code, dram.copy(), timeout)
+            assert time.perf_counter() - t0 < timeout + OVERRUN_S
+            assert first <= info.value.status["insn_index"] <= last, info.value
+            assert f"before instruction {info.value.status['insn_index']}:" in str(info.value)
+        code, dram = _gemm_loop((16, 16), repeat=4)
+        got, want = dram.copy(), dram.copy()
+        run_program(dev, code, got, timeout)
+    with open_device("fsim", "default") as ref:
+        run_program(ref, code, want)
+    assert np.array_equal(got, want)
+    (tmp_path / "p.bin").write_bytes(giant[0])
+    giant[1].tofile(tmp_path / "d.bin")
+    capsys.readouterr()
+    assert main(["exec", "--target", "opencl", "--platform", platform, "--timeout", "1",
+                 "--insns", str(tmp_path / "p.bin"), "--dram", str(tmp_path / "d.bin"),
+                 "--out", str(tmp_path / "o.bin")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "before instruction 1:" in err, err
+    assert not (tmp_path / "o.bin").exists()
 
 
 def test_fsim_memory_the_host_cannot_hold():
