@@ -145,3 +145,16 @@ def test_a_chunk_wide_failure_is_confirmed_on_the_whole_chunk() -> None:
              ProgramResult(5, "rand-1-5", 0.0, mismatches=[Diff()])]  # type: ignore[list-item]
     assert first_failure(mixed) == ([5], "rand-1-5: rtl: first difference")
     assert first_failure(mixed[:1]) is None
+
+
+def test_reclassify_follows_the_catalogue_as_it_is_now() -> None:
+    """A survivor argued equivalent after it was judged counts as equivalent, with the
+    argument; an equivalent one whose argument was withdrawn is a survivor again."""
+    from vtabench.verify.mutation import reclassify
+
+    argued = Mutant("a", "ALU", "f", "x", "y", "bug", equivalent="because " * 20)
+    plain = Mutant("b", "ALU", "f", "x", "z", "bug")
+    got = reclassify([argued, plain], [Verdict("a", "survived", "passed all 9 programs", 9),
+                                       Verdict("b", "equivalent", "old argument", 9)])
+    assert [(v.status, v.detail) for v in got] == [("equivalent", argued.equivalent),
+                                                   ("survived", "passed all 9 programs")]

@@ -38,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from vtabench.targets.workdirs import results_root
     from vtabench.verify.mutation import (CatalogueError, Settings, campaign, check_applies,
-                                          load_catalogue, load_verdicts, markdown_table, score)
+                                          load_catalogue, load_verdicts, markdown_table,
+                                          reclassify, score)
 
     try:
         mutants = load_catalogue(args.kind)
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             merged = {v.id: v for path in args.report for v in load_verdicts(path)}
         except CatalogueError as exc:
             raise CliError(str(exc)) from None
-        verdicts = [merged[m.id] for m in mutants if m.id in merged]
+        verdicts = reclassify(mutants, [merged[m.id] for m in mutants if m.id in merged])
         print(score(mutants, verdicts))
         print()
         print(markdown_table(mutants, verdicts))

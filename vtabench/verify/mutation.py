@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -384,6 +384,22 @@ def load_verdicts(results: Path) -> list[Verdict]:
         return [Verdict(**v) for v in json.loads(results.read_text())["verdicts"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CatalogueError(f"{results}: not a mutation results file ({exc})") from None
+
+
+def reclassify(mutants: list[Mutant], verdicts: list[Verdict]) -> list[Verdict]:
+    """``verdicts`` as :func:`judge` would give them with the catalogue as it is now: a survivor
+    whose entry has since been argued equivalent is equivalent (with the argument), an
+    equivalent one whose argument was withdrawn survived."""
+    by_id = {m.id: m for m in mutants}
+    out = []
+    for v in verdicts:
+        m = by_id.get(v.id)
+        if m is not None and v.status == "survived" and m.equivalent:
+            v = replace(v, status="equivalent", detail=m.equivalent)
+        elif m is not None and v.status == "equivalent" and not m.equivalent:
+            v = replace(v, status="survived", detail=f"passed all {v.programs} programs")
+        out.append(v)
+    return out
 
 
 def markdown_table(mutants: list[Mutant], verdicts: list[Verdict]) -> str:
