@@ -20,8 +20,8 @@
   a control block live in a second buffer (``scratch``), zeroed before every run (reset state:
   by the driver for the item variant, by the kernel for the group variant).
 * Timeouts: a kernel cannot be interrupted from the host, so the host gives it a work budget
-  (control-block word BUDGET: the timeout times :attr:`OpenCLDevice.budget_rate`, work units a
-  compute unit does per second at the least) and the kernel stops itself, status TIMEOUT, before
+  (control-block word BUDGET: the timeout times ``budget_rate``, work units a compute unit does
+  per second at the least) and the kernel stops itself, status TIMEOUT, before
   the first instruction the budget does not cover. Either way - that status, or the kernel still
   running ``OVERRUN_S`` after the timeout - :meth:`OpenCLDevice.run` raises
   :class:`RunTimeoutError` naming the instruction reached (docs/opencl-gpu.md "Timeouts"). OpenCL
@@ -70,11 +70,13 @@ ENV_BINARY = "VTA_OPENCL_BINARY"
 ENV_VARIANT = "VTA_OPENCL_VARIANT"
 DEFAULT_TIMEOUT_S = 600.0
 #: Work units (ocl_control.json) per second of timeout that the kernel's budget allows, per compute
-#: unit: below the slowest path measured (PoCL 3.0 on 2 loaded cores: 3e8 units/s, a reset GEMM
-#: of the group variant on cloud64; the H100: docs/opencl-gpu.md), so a budget runs out before its
-#: timeout, while a real program stays far below it (ResNet-18: 2e9 units; 600 s: 6e10 on a CPU).
-BUDGET_RATE_CPU = 1e8
-BUDGET_RATE_GPU = 1e9
+#: unit (the ``budget_rate`` option overrides it): below the slowest path measured (docs/opencl-
+#: gpu.md "Timeouts": PoCL 3.0 on 2 loaded cores 3.8e8 units/s, the H100 2.8e8), so that a budget
+#: runs out before its timeout, while a real program stays far below it (ResNet-18 takes 2e9
+#: units; the default 600 s allow 6e10). The item variant on a GPU is one work-item of a
+#: streaming multiprocessor: 10 times less (the H100: 2.8e7).
+BUDGET_RATE = 1e8
+BUDGET_RATE_GPU_ITEM = 1e7
 #: Seconds the host waits past a run's timeout for the kernel to report that its budget ran out;
 #: after that it raises RunTimeoutError itself (the kernel then ends when its budget does).
 OVERRUN_S = 1.0
@@ -349,7 +351,8 @@ class OpenCLDevice(Device):
     ("group" or "item"; default by device type), ``binary`` (prebuilt program), ``source``
     (kernel path or text instead of the variant's file), ``isa_header`` (text instead of
     vta_isa.h), ``build_options``, ``group_size`` (work-items per group of the group variant),
-    ``batch_groups`` (work-groups of a :meth:`run_programs` launch)."""
+    ``batch_groups`` (work-groups of a :meth:`run_programs` launch), ``budget_rate`` (work units
+    a second of timeout allows: :data:`BUDGET_RATE`, :data:`BUDGET_RATE_GPU_ITEM`)."""
 
     target = "opencl"
 
@@ -359,7 +362,8 @@ class OpenCLDevice(Device):
                  binary: str | os.PathLike[str] | bytes | None = None,
                  source: str | os.PathLike[str] | None = None, isa_header: str | None = None,
                  build_options: str | list[str] = (), group_size: int | None = None,
-                 batch_groups: int | None = None, **_: Any) -> None:
+                 batch_groups: int | None = None, budget_rate: float | None = None,
+                 **_: Any) -> None:
         super().__init__(cfg, mem_bytes)
         if binary is None and os.environ.get(ENV_BINARY):
             binary = os.environ[ENV_BINARY]
@@ -406,7 +410,8 @@ class OpenCLDevice(Device):
         self.onchip = self.num_args == 8
         self.scratch_bytes = 0 if self.onchip else scratch_bytes(cfg)
         gpu = bool(self.device.type & cl.device_type.GPU)
-        self.budget_rate = BUDGET_RATE_GPU if gpu else BUDGET_RATE_CPU
+        self.budget_rate = float(budget_rate or (BUDGET_RATE_GPU_ITEM if gpu and
+                                                 self.variant == "item" else BUDGET_RATE))
         self.batch_groups = batch_groups or self.device.max_compute_units * (
             BATCH_GROUPS_PER_CU_GPU if gpu else 1)
         self.scratch = None

@@ -42,3 +42,4 @@ STATUS_ERROR = 2    # stopped on an error: see ERROR, ERROR_INDEX, ERROR_ARG
 STATUS_TIMEOUT = 3  # budget spent before instruction ERROR_INDEX
 
 ERROR_ARG_PUSH = 4  # ERROR_ARG of a DEADLOCK: queue id + this if waiting to push
+ITER_WORK = 64      # work units of a GEMM / ALU micro-op iteration at least

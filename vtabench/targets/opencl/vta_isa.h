@@ -278,9 +278,10 @@ static void budget_init(vta_budget_t *b, __global const uint *ctrl) {
 /* The work units of an instruction (docs/contracts.md, ocl_control): 1, plus the 32-bit words
  * of a LOAD's / STORE's SRAM elements, plus a GEMM's / ALU's micro-op iterations times their
  * lanes times BLOCK_IN (a GEMM that is not a reset: its multiply-adds) or 4 (ALU, reset: each
- * lane reads and writes 32-bit words; on PoCL an ALU lane is as slow as 4 multiply-adds). Fields
- * are read raw: an illegal one is the error of the decode that follows; the product stays below
- * 2^58 for every field value. */
+ * lane reads and writes 32-bit words), at least VTA_ITER_WORK an iteration (in the order the
+ * iterations of a loop that reuses its destination must keep, an iteration costs a memory
+ * round trip whatever its lanes). Fields are read raw: an illegal one is the error of the
+ * decode that follows; the product stays below 2^58 for every field value. */
 static ulong insn_work(ulong w0, ulong w1) {
   uint op = F(w0, w1, MEM_OPCODE);
   if (op == VTA_OPCODE_LOAD || op == VTA_OPCODE_STORE) {
@@ -297,7 +298,7 @@ static ulong insn_work(ulong w0, ulong w1) {
   if (op == VTA_OPCODE_GEMM || op == VTA_OPCODE_ALU) {
     uint bgn = F(w0, w1, GEMM_UOP_BGN), end = F(w0, w1, GEMM_UOP_END);
     int mac = op == VTA_OPCODE_GEMM && !F(w0, w1, GEMM_RESET_REG);
-    ulong lanes = (ulong)ACC_LANES * (mac ? VTA_BLOCK_IN : 4u);
+    ulong lanes = max((ulong)ACC_LANES * (mac ? VTA_BLOCK_IN : 4u), (ulong)VTA_ITER_WORK);
     ulong iters = (ulong)F(w0, w1, GEMM_ITER_OUT) * F(w0, w1, GEMM_ITER_IN) *
                   (end > bgn ? (ulong)(end - bgn) : 1ul);
     return 1ul + iters * lanes;

@@ -56,6 +56,7 @@
 #define VTA_STATUS_ERROR   2u    /* stopped on an error: see ERROR, ERROR_INDEX, ERROR_ARG */
 #define VTA_STATUS_TIMEOUT 3u    /* budget spent before instruction ERROR_INDEX */
 #define VTA_ERROR_ARG_PUSH 4u    /* ERROR_ARG of a DEADLOCK: queue id + this if waiting to push */
+#define VTA_ITER_WORK      64u   /* work units of a GEMM / ALU micro-op iteration at least */
 
 /* Stages and token queues (spec/contracts/stages.json). */
 #define STAGE_LOAD    0  /* LOAD INP / WGT */
