@@ -252,6 +252,47 @@ def test_opencl_runaway_stops_itself(tmp_path, capsys, variant):
     assert not (tmp_path / "o.bin").exists()
 
 
+_SIM_NOISE = "     0.00ns INFO     cocotb.regression                  running core_bench.run_job\n"
+_SIM_ASSERTION = ("[7625000] %Error: vta_fetch.sv:222: Assertion failed in vta_tb_top.u_core.u_fetch"
+                  ".a_beats_accepted: fetch: a read beat found the beat buffer full\n"
+                  "%Error: /tmp/mutant_hdl/vta_fetch.sv:222: Verilog $stop\n")
+_SIM_GENERIC = ("    cocotb.regression.SimFailure: cocotb expected it would shut down the simulation,"
+                " but the simulation ended prematurely.\n")
+
+
+@pytest.mark.parametrize("log, status, cause", [
+    (_SIM_NOISE + _SIM_ASSERTION + _SIM_GENERIC, None,
+     "%Error: vta_fetch.sv:222: Assertion failed in vta_tb_top.u_core.u_fetch.a_beats_accepted: "
+     "fetch: a read beat found the beat buffer full"),
+    (_SIM_NOISE + "  AttributeError: vta_tb_top contains no child object named x\n" + _SIM_GENERIC,
+     None, "AttributeError: vta_tb_top contains no child object named x"),
+    (_SIM_NOISE + _SIM_GENERIC, 1, "SimFailure: cocotb expected it would shut down the "
+     "simulation, but the simulation ended prematurely."),
+    (_SIM_NOISE, -9, "the simulator was killed by SIGKILL"),
+    (_SIM_NOISE, 3, "the simulator exited with status 3"),
+])
+def test_rtl_failure_cause_from_the_log(log, status, cause):
+    from vtabench.targets.rtl.simjob import log_cause
+
+    assert log_cause(log, status) == cause
+
+
+def test_rtl_failure_is_one_line_naming_the_kept_log(tmp_path, monkeypatch):
+    """A failed simulator run: one line, the cause and the full log, copied out of /dev/shm."""
+    from vtabench.targets.rtl.simjob import SimJob
+
+    monkeypatch.setenv("VTABENCH_BUILD_DIR", str(tmp_path))
+    monkeypatch.delenv("VTABENCH_KEEP_JOBS", raising=False)
+    with SimJob("vtabench-rtl-test-") as job:
+        job.log.write_text(_SIM_NOISE + _SIM_ASSERTION + _SIM_GENERIC)
+        line = job.failure()
+    kept = tmp_path / "logs" / f"{job.dir.name}.log"
+    assert line == (f"%Error: vta_fetch.sv:222: Assertion failed in vta_tb_top.u_core.u_fetch"
+                    f".a_beats_accepted: fetch: a read beat found the beat buffer full; full log: "
+                    f"{kept}")
+    assert kept.read_text().endswith(_SIM_GENERIC) and not job.dir.exists()
+
+
 def test_fsim_memory_the_host_cannot_hold():
     with pytest.raises(DeviceError, match="cannot allocate"):
         open_device("fsim", "default", mem_bytes=1 << 45)

@@ -126,7 +126,7 @@ class Channel:
         msg = f"the rtl simulator ({self.where}) is gone: connection lost during {op.name} ({why})"
         if self.server is not None:
             self.server.stop(10.0)
-            msg += f"; log tail:\n{self.server.log_tail()}"
+            msg += f": {self.server.cause()}"
         return msg
 
     def close(self) -> None:

@@ -37,6 +37,8 @@ STARTUP_S = 600.0
 STOP_S = 60.0
 #: Name prefix of the folder :func:`start_server` makes for a server's socket, config and log.
 DEVICE_FOLDER_PREFIX = "vtabench-device-"
+#: How ``vtabench serve`` starts the one line it prints when the simulation failed.
+FAILED_LINE = "rtl: the platform simulation"
 
 
 def serve(cfg: Config, socket_path: str | Path, *, link: str | None = None,
@@ -47,7 +49,8 @@ def serve(cfg: Config, socket_path: str | Path, *, link: str | None = None,
     simulation ends. ``link``: PCIe preset (gen3x8, gen3x16, gen4x16); ``waves``: True or a
     path: an FST of the whole simulation; ``stub``: the bench's stand-in core; ``watch_pid``:
     stop (while no driver is connected) once that process is gone (default: this one).
-    Returns 0, or 1 when the simulation failed (its log tail goes to stderr)."""
+    Returns 0, or 1 when the simulation failed (one line on stderr: why, and where its log is
+    kept)."""
     from vtabench.targets.rtl.platform.link import preset
     from vtabench.targets.rtl.platform.top import build_platform
     from vtabench.targets.rtl.simjob import SimJob, pick_seed, waves_file
@@ -86,8 +89,8 @@ def serve(cfg: Config, socket_path: str | Path, *, link: str | None = None,
             _remove_orphaned_folder(path.parent, watch_pid)
         results = sim.dir / "results.xml"
         if not results.exists() or "<failure" in results.read_text(errors="replace"):
-            print(f"rtl: the platform simulation of {cfg.name} failed (seed {seed}); log tail:\n"
-                  f"{sim.log_tail()}", file=sys.stderr, flush=True)
+            print(f"{FAILED_LINE} of {cfg.name} failed (seed {seed}): {sim.failure()}",
+                  file=sys.stderr, flush=True)
             return 1
     if fst is not None:
         say(f"rtl: waves written to {fst}")
@@ -119,18 +122,17 @@ class ServerProcess:
 
     def wait_listening(self, timeout_s: float = STARTUP_S) -> None:
         """Return once the simulator accepts connections (its socket path exists);
-        :class:`SimulatorGoneError` with the log tail if it ends (or does not listen within
-        ``timeout_s``) first."""
+        :class:`SimulatorGoneError` saying why (:meth:`cause`) if it ends (or does not listen
+        within ``timeout_s``) first."""
         deadline = time.monotonic() + timeout_s
         while not self.socket_path.exists():
             if self.proc.poll() is not None:
-                raise SimulatorGoneError(f"the rtl simulator ended before it served (exit "
-                                         f"status {self.proc.returncode}); log tail:\n"
-                                         f"{self.log_tail()}")
+                raise SimulatorGoneError(f"the rtl simulator ended before it served: "
+                                         f"{self.cause()}")
             if time.monotonic() > deadline:
                 self.stop(0.0)
                 raise SimulatorGoneError(f"the rtl simulator did not listen within {timeout_s:.0f}"
-                                         f" s; log tail:\n{self.log_tail()}")
+                                         f" s: {self.cause()}")
             time.sleep(0.02)
 
     def connect(self) -> socket.socket:
@@ -145,6 +147,24 @@ class ServerProcess:
             return self.log.read_text(errors="replace")[-nchars:] or "(empty log)"
         except OSError:
             return "(no log)"
+
+    def cause(self) -> str:
+        """Why the simulator ended, in one line with where its full log is kept: the failure
+        line ``vtabench serve`` printed, else :func:`~vtabench.targets.rtl.simjob.log_cause` of
+        this server's log (then kept in :func:`~vtabench.targets.rtl.simjob.failed_logs_dir`)."""
+        from vtabench.targets.rtl.simjob import failed_logs_dir, log_cause
+
+        text = self.log_tail(1 << 20)
+        for line in text.splitlines():
+            if line.startswith(FAILED_LINE):
+                return line.split(": ", 1)[-1]
+        kept = failed_logs_dir() / f"{self.folder.name}.log"
+        try:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            kept.write_text(text)
+        except OSError:
+            return log_cause(text, self.proc.returncode)
+        return f"{log_cause(text, self.proc.returncode)}; full log: {kept}"
 
     def stop(self, timeout_s: float = STOP_S) -> None:
         """Wait up to ``timeout_s`` for the simulator to end (it does once its driver left),

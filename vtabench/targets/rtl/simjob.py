@@ -25,7 +25,9 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -37,7 +39,7 @@ import numpy as np
 
 from vtabench.spec.config import Config
 from vtabench.targets.rtl.verilator import Build, Mutation, build, waves_format
-from vtabench.targets.workdirs import results_root
+from vtabench.targets.workdirs import build_root, results_root
 
 #: DRAM model knobs (axi_dram.sv) and their defaults: ideal-ish memory, 1 beat/cycle. The one
 #: place for them: the core bench (tb/test_core.py) and the platform (tb/platform/model.py) use it.
@@ -58,7 +60,45 @@ BUS_BYTES = 64
 
 
 class RtlRunError(RuntimeError):
-    """The simulator did not produce results (crash, build problem); message has the log tail."""
+    """The simulator did not produce results (crash, build problem); the message names the cause
+    (:func:`log_cause`) and where the full log is kept."""
+
+
+#: In a simulator log: a Verilator error (an assertion that failed, $fatal, $stop, $error).
+_HDL_ERROR = re.compile(r"%(?:Error|Fatal)\b.*|Assertion failed.*")
+#: In a simulator log: the last line of a Python exception (cocotb indents it).
+_EXCEPTION = re.compile(r"^\s*((?:\w+\.)*\w*(?:Error|Exception|Failure|Exit)): (.+)$")
+#: cocotb's exception when the simulator ended by itself: a consequence, not a cause.
+_GENERIC = "SimFailure"
+CAUSE_CHARS = 300
+
+
+def failed_logs_dir() -> Path:
+    """Where the logs of failed simulator runs are kept (their job folders are removed)."""
+    return build_root() / "logs"
+
+
+def log_cause(text: str, exit_status: int | None = None) -> str:
+    """Why a simulator run failed, in one line, from its log: the first Verilator error (an
+    assertion, $fatal, $stop), else the last Python exception (cocotb's generic "ended
+    prematurely" only when there is no other), else how the simulator process ended."""
+    lines = text.splitlines()
+    for line in lines:
+        if m := _HDL_ERROR.search(line):
+            return m.group(0).strip()[:CAUSE_CHARS]
+    found = [m for line in lines if (m := _EXCEPTION.match(line))]
+    specific = [m for m in found if not m.group(1).endswith(_GENERIC)] or found
+    if specific:
+        m = specific[-1]
+        return f"{m.group(1).rsplit('.', 1)[-1]}: {m.group(2).strip()}"[:CAUSE_CHARS]
+    if exit_status is not None and exit_status < 0:
+        try:
+            return f"the simulator was killed by {signal.Signals(-exit_status).name}"
+        except ValueError:
+            pass
+    if exit_status:
+        return f"the simulator exited with status {exit_status}"
+    return "the simulator's log names no error (was it killed?)"
 
 
 @dataclass
@@ -160,6 +200,7 @@ class SimJob:
         self.dir = Path(tempfile.mkdtemp(prefix=prefix, dir=str(shm) if shm else None))
         self.log = self.dir / "sim.log"
         self.keep = keep
+        self.exit_status: int | None = None  # of the simulator process, when it failed
 
     def __enter__(self) -> Self:
         return self
@@ -191,10 +232,29 @@ class SimJob:
         except BaseException as exc:  # noqa: BLE001 - a failing simulator raises SystemExit etc.
             if isinstance(exc, KeyboardInterrupt):
                 raise
+            status = re.search(r"return code: (-?\d+)", str(exc))  # the runner's RuntimeError
+            code = exc.code if isinstance(exc, SystemExit) else None
+            self.exit_status = int(status.group(1)) if status else (
+                code if isinstance(code, int) else None)
         return time.monotonic() - t0
 
     def log_tail(self, nchars: int = 6000) -> str:
         return self.log.read_text(errors="replace")[-nchars:] if self.log.exists() else "(no log)"
+
+    def failure(self) -> str:
+        """Why the run failed (:func:`log_cause`) and where its full log is kept: a copy in
+        :func:`failed_logs_dir`, named after the job folder (which is removed)."""
+        if not self.log.exists():
+            return f"the simulator wrote no log ({self.dir})"
+        text = self.log.read_text(errors="replace")
+        kept = failed_logs_dir() / f"{self.dir.name}.log"
+        try:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(self.log, kept)
+        except OSError:
+            kept = self.log
+            self.keep = True
+        return f"{log_cause(text, self.exit_status)}; full log: {kept}"
 
 
 def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None = None,
@@ -284,9 +344,8 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
                 if line.strip():
                     results.append(json.loads(line))
         if len(results) != len(programs):
-            sim.keep = True
             raise RtlRunError(f"simulator gave {len(results)} of {len(programs)} results "
-                              f"(seed {seed}); job {job_dir}; log tail:\n{sim.log_tail()}")
+                              f"(seed {seed}): {sim.failure()}")
         if coverage is not None:
             dat = job_dir / "coverage.dat"
             if not dat.exists():
