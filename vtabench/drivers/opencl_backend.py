@@ -606,7 +606,7 @@ class OpenCLDevice(Device):
             raise RunTimeoutError(
                 f"run on {self.name} stopped before instruction {index}: the work budget of its "
                 f"{timeout:g} s timeout ({budget} units, {self.budget_rate:.0e} a second) ran out "
-                f"({stats['executed']} instructions executed, {stats['work_units']} units spent)",
+                f"({stats['executed']} executed, {stats['work_units']} units spent)",
                 timeout, {"insn_index": index, **stats})
         if status == C.STATUS_PENDING:
             raise DeviceError(f"kernel on {self.name} completed without reporting a status "
