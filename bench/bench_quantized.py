@@ -85,6 +85,7 @@ def measure(name: str, form: str, targets: list[str], dev_inputs: int, top1_inpu
                                   "load": os.getloadavg()[0]}
         log(f"{name}/{form}: {target} {r.wall_s:.2f} s per inference, bit-identical: {same}")
     e2e, lw, sens, agree = Deviation(), Deviation(), Deviation(), 0
+    classes: set[int] = set()  # onnxruntime's top-1 classes: how telling the agreement is
     out_name = q.graph.output[0].name
     in_scale = _input_scale(q)
     row["loop_target"] = loop_target
@@ -107,14 +108,17 @@ def measure(name: str, form: str, targets: list[str], dev_inputs: int, top1_inpu
                 theirs = onnxruntime_tensors(q, [], {iname: x})
             if k < top1_inputs:
                 agree += int(np.argmax(r.outputs[0]) == np.argmax(theirs[out_name]))
+                classes.add(int(np.argmax(theirs[out_name])))
     for key, d in (("end_to_end", e2e), ("layerwise", lw), ("sensitivity", sens)):
         row[key] = {"tensors": d.tensors, "elements": d.elements, "max_steps": d.max_steps,
                     "fraction_exact": d.fraction_exact, "worst": d.worst}
     row["top1"] = [agree, top1_inputs]
+    row["top1_classes"] = len(classes)
     row["loop_s"], row["loop_load"] = time.perf_counter() - t0, os.getloadavg()[0]
     log(f"{name}/{form}: vs onnxruntime end to end max {e2e.max_steps} steps, "
         f"{e2e.fraction_exact:.4%} exact; layer by layer max {lw.max_steps}, "
-        f"{lw.fraction_exact:.4%} exact; top-1 {agree}/{top1_inputs}; onnxruntime vs itself "
+        f"{lw.fraction_exact:.4%} exact; top-1 {agree}/{top1_inputs} ({len(classes)} classes); "
+        f"onnxruntime vs itself "
         f"with 0.02% of the input moved one step: max {sens.max_steps}, "
         f"{sens.fraction_exact:.4%} exact ({loop_target}, {row['loop_s']:.0f} s)")
     return row
@@ -151,11 +155,12 @@ def table_row(row: dict) -> str:
 
     same = ", ".join(f"{k} {'yes' if v['bit_identical'] else 'NO'}" for k, v in t.items())
     agree, n = row["top1"]
+    classes = f" ({row['top1_classes']} classes)" if "top1_classes" in row else ""
     return (f"| {row['network']} | per-{row['form']} | {row['vta_share']:.1%} of "
             f"{row['macs'] / 1e9:.2f} G | {row['syncs']} | {row['compile_s']:.1f} s | "
             f"{wall('fsim')} | {wall('opencl')} | {wall('rtl')} | {same} | "
             f"{_dev(row['layerwise'])} | {_dev(row['end_to_end'])} | {_dev(row['sensitivity'])} "
-            f"| {agree}/{n} |")
+            f"| {agree}/{n}{classes} |")
 
 
 def main(argv: list[str] | None = None) -> int:
