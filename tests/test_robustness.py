@@ -217,8 +217,8 @@ def test_fsim_timeout_between_instructions():
 def test_opencl_runaway_stops_itself(tmp_path, capsys, variant):
     """The OpenCL kernel stops itself when the work budget of its timeout runs out: at once
     before one loop larger than the budget, after ~100 instructions of a stream of smaller ones;
-    the host raises RunTimeoutError naming the instruction before timeout + OVERRUN_S; a normal
-    program is unaffected. ``vtabench exec``: one line, exit 2, no output file."""
+    the host raises RunTimeoutError naming the instruction before timeout + OVERRUN_S, also for
+    each program of a batch launch (group variant); a normal program is unaffected. ``vtabench exec``: one line, exit 2, no output file."""
     pytest.importorskip("pyopencl")
     from vtabench.drivers.opencl_backend import OVERRUN_S, OpenCLDevice
 
@@ -236,6 +236,12 @@ def test_opencl_runaway_stops_itself(tmp_path, capsys, variant):
             assert first <= info.value.status["insn_index"] <= last, info.value
             assert f"before instruction {info.value.status['insn_index']}:" in str(info.value)
         code, dram = _gemm_loop((16, 16), repeat=4)
+        if variant == "group":  # a batch launch: every program stops on its share
+            dev.run_programs([(code, dram.copy())], timeout)  # builds vta_batch (PoCL: seconds)
+            t0 = time.perf_counter()
+            results = dev.run_programs([(stream[0], stream[1].copy())] * 4, timeout)
+            assert time.perf_counter() - t0 < timeout + OVERRUN_S
+            assert all(isinstance(r, RunTimeoutError) for r in results), results
         got, want = dram.copy(), dram.copy()
         run_program(dev, code, got, timeout)
     with open_device("fsim", "default") as ref:
