@@ -117,6 +117,10 @@ CASES: dict[str, tuple[Callable[[bytes], bytes], str]] = {
         lambda d: _rezip(d, _edit_manifest(_reseal(lambda m: m.__setitem__("config",
                                                                           "cloud64")))),
         "parameters differ"),
+    "config parameter edited, resealed": (
+        lambda d: _rezip(d, _edit_manifest(_reseal(
+            lambda m: m["config_params"].__setitem__("LOG_BLOCK", 5)))),
+        "(LOG_BLOCK 5, here 4)"),
     "unknown config, resealed": (
         lambda d: _rezip(d, _edit_manifest(_reseal(lambda m: m.__setitem__("config", "nope")))),
         "built for configuration 'nope', unknown here"),

@@ -188,10 +188,15 @@ def _check_config(man: dict[str, Any]) -> None:
         cfg = load_config(name)
     except ConfigError as exc:
         raise PackageError(f"built for configuration {name!r}, unknown here ({exc})") from exc
-    if man.get("config_id") != cfg.config_id or man.get("config_params") != cfg.as_dict():
+    params, here = man.get("config_params"), cfg.as_dict()
+    if man.get("config_id") != cfg.config_id or params != here:
+        if isinstance(params, dict) and params != here:
+            key = sorted(k for k in params.keys() | here.keys() if params.get(k) != here.get(k))[0]
+            what = f"{key} {params.get(key)!r}, here {here.get(key)!r}"
+        else:
+            what = f"id {man.get('config_id')!r}, here {cfg.config_id}"
         raise PackageError(f"built for a configuration named {name} whose parameters differ "
-                           f"from this vtabench's {name} (id {man.get('config_id')!r}, here "
-                           f"{cfg.config_id}): recompile the model")
+                           f"from this vtabench's {name} ({what}): recompile the model")
 
 
 def _check_members(man: dict[str, Any], members: dict[str, bytes]) -> None:
