@@ -14,6 +14,8 @@ when 0.02% of the quantized input's elements move by one step ("sensitivity").
     python bench/bench_quantized.py mobilenetv2 --forms tensor --top1-inputs 20
     python bench/bench_quantized.py resnet50 --targets fsim,opencl --loop-target opencl
     python bench/bench_quantized.py --table results/q18.json results/q50.json   # markdown rows
+    python bench/bench_quantized.py resnet50 --forms tensor --targets rtl --deviation-inputs 0 \
+        --top1-inputs 0 --json results/q50-rtl.json      # one more target (--table merges it)
 
 Every timed phase records the machine's one-minute load average (``load``) beside its time.
 """
@@ -179,11 +181,18 @@ def main(argv: list[str] | None = None) -> int:
                          "are checked bit-identical to the reference like every target's)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
-    if args.table:
-        print(TABLE_HEAD)
+    if args.table:  # a later file's targets join the row of the same network and form
+        merged: dict[tuple[str, str], dict] = {}
         for f in args.table:
             for row in json.loads(f.read_text()):
-                print(table_row(row))
+                key = (row["network"], row["form"])
+                if key in merged:
+                    merged[key]["targets"].update(row["targets"])
+                else:
+                    merged[key] = row
+        print(TABLE_HEAD)
+        for row in merged.values():
+            print(table_row(row))
         return 0
     if not args.network:
         ap.error("a network to measure, or --table")
