@@ -15,7 +15,7 @@ when 0.02% of the quantized input's elements move by one step ("sensitivity").
     python bench/bench_quantized.py resnet50 --targets fsim,opencl --loop-target opencl
     python bench/bench_quantized.py --table results/q18.json results/q50.json   # markdown rows
     python bench/bench_quantized.py resnet50 --forms tensor --targets rtl --deviation-inputs 0 \
-        --top1-inputs 0 --json results/q50-rtl.json      # one more target (--table merges it)
+        --top1-inputs 0 --json results/q50-rtl.json      # one more target (--table joins it)
 
 Every timed phase records the machine's one-minute load average (``load``) beside its time.
 """
@@ -147,7 +147,7 @@ def _dev(d: dict) -> str:
 
 def table_row(row: dict) -> str:
     """One markdown row of docs/graph.md's table ("Quantized networks") from a measured row."""
-    t = row["targets"]
+    t = dict(sorted(row["targets"].items()))  # fsim, opencl, rtl
 
     def wall(name: str) -> str:
         if name not in t:
@@ -181,15 +181,17 @@ def main(argv: list[str] | None = None) -> int:
                          "are checked bit-identical to the reference like every target's)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
-    if args.table:  # a later file's targets join the row of the same network and form
-        merged: dict[tuple[str, str], dict] = {}
+    if args.table:  # rows of one network and form join: the measured inputs of the row with
+        merged: dict[tuple[str, str], dict] = {}  # the most, the targets of all of them
         for f in args.table:
             for row in json.loads(f.read_text()):
                 key = (row["network"], row["form"])
-                if key in merged:
-                    merged[key]["targets"].update(row["targets"])
-                else:
-                    merged[key] = row
+                old = merged.setdefault(key, row)
+                if old is not row:
+                    base, extra = sorted((old, row), key=lambda r: -r["end_to_end"]["tensors"]
+                                         - r["top1"][1])
+                    base["targets"] = {**extra["targets"], **base["targets"]}
+                    merged[key] = base
         print(TABLE_HEAD)
         for row in merged.values():
             print(table_row(row))
