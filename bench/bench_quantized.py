@@ -193,8 +193,8 @@ def main(argv: list[str] | None = None) -> int:
                     base["targets"] = {**extra["targets"], **base["targets"]}
                     merged[key] = base
         print(TABLE_HEAD)
-        for row in merged.values():
-            print(table_row(row))
+        for key in sorted(merged, key=lambda k: (k[0], list(FORMS).index(k[1]))):
+            print(table_row(merged[key]))
         return 0
     if not args.network:
         ap.error("a network to measure, or --table")
