@@ -3,9 +3,12 @@ synth_ecp5 of one small module in seconds, and the parsing of nextpnr's report."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from vtabench.targets.rtl.fpga import (FlowError, ecp5_line, parse_nextpnr_report, synth_ecp5)
+from vtabench.targets.rtl.fpga import (FlowError, deepest_paths, ecp5_line, main,
+                                        parse_nextpnr_report, synth_ecp5)
 from vtabench.targets.rtl.verilator import HDL_DIR
 
 
@@ -16,6 +19,20 @@ def test_synth_ecp5_maps_a_module_to_ecp5_cells(tmp_path):
     cells = res["cells"]
     assert cells.get("TRELLIS_FF", 0) == 9, cells      # the 9-bit count of 0..256 tokens
     assert cells.get("LUT4", 0) > 0 and not any(c.startswith("$") for c in cells), cells
+
+
+def test_deepest_paths_of_a_counter_run_through_its_carry_chain(tmp_path):
+    """The netlist depth estimate (what limits Fmax before a routed report exists): the token
+    queue's deepest path is its count's increment / decrement, a carry chain between flip-flops."""
+    res = synth_ecp5("default", tmp_path, top="vta_token_queue",
+                     files=[HDL_DIR / "vta_token_queue.sv"], params={"Depth": 256})
+    paths = deepest_paths(Path(res["netlist"]), top="vta_token_queue")
+    assert paths and [p["ns"] for p in paths] == sorted((p["ns"] for p in paths), reverse=True)
+    top = paths[0]
+    assert top["cells"].get("CCU2C", 0) >= 4 and top["levels"] >= 5, top   # 9-bit count
+    assert top["end_type"] == "TRELLIS_FF", top
+    assert 2.0 < top["ns"] < 20.0, top
+    assert main(["--depth", str(tmp_path / "missing.json")]) == 2
 
 
 @pytest.mark.parametrize("width,depth", [(160, 512)])
