@@ -26,6 +26,7 @@ from vtabench.targets.rtl.platform.link import D2H, H2D, PRESETS, LinkModel, pre
 
 from vtabench.drivers import DeviceError
 from vtabench.spec.config import load_config
+from vtabench.spec.contracts import regs as R
 from vtabench.spec.contracts.errors import ErrorCode
 from dense_layers import gemm_layer
 
@@ -429,7 +430,8 @@ def _fault_suite(dev, prog):  # type: ignore[no-untyped-def]
         obs["core_error"] = None
     except DeviceRunError as exc:
         obs["core_error"] = {"code": exc.code, "insn": exc.insn, "status": "ERROR_CODE" in
-                             exc.status}
+                             exc.status,
+                             "status_error": bool(exc.status.get("STATUS", 0) & R.STATUS_ERROR)}
     dev.write(ia, np.frombuffer(code, np.uint8))
     out, res = run_prog()
     obs["after_error"] = bool(np.array_equal(out, obs["clean"]))
@@ -553,6 +555,7 @@ def test_core_error_reported(faults):  # type: ignore[no-untyped-def]
     _, obs = faults
     e = obs["core_error"]
     assert e is not None and e["code"] == ErrorCode.OPCODE and e["insn"] == 1 and e["status"]
+    assert e["status_error"], "STATUS.ERROR is not set after a core error"
     assert obs["after_error"]
 
 
