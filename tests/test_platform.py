@@ -457,15 +457,19 @@ def faults(cfg, tmp_path_factory):  # type: ignore[no-untyped-def]
     prog = _programs(cfg)[0]
     ref = prog[2].copy()
     Fsim(cfg).run(decode_program(cfg, prog[1]), ref)
-    sock = tmp_path_factory.mktemp("serve") / "vta.sock"
-    server = subprocess.Popen([sys.executable, "-m", "vtabench", "serve", "--target", "rtl",
-                               "--config", cfg.name, "--socket", str(sock), "--link", "gen3x8"],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    work = tmp_path_factory.mktemp("serve")
+    sock, log = work / "vta.sock", work / "serve.log"
+    # the server's output goes to a file: a pipe nobody reads fills up (a cold simulator build
+    # prints a lot) and blocks the server, which then cannot stop
+    with open(log, "wb") as out:
+        server = subprocess.Popen([sys.executable, "-m", "vtabench", "serve", "--target", "rtl",
+                                   "--config", cfg.name, "--socket", str(sock), "--link",
+                                   "gen3x8"], stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 300
         while not sock.exists():
             assert server.poll() is None and time.monotonic() < deadline, \
-                server.stdout.read().decode() if server.poll() is not None else "no socket"
+                log.read_text() if server.poll() is not None else "no socket"
             time.sleep(0.05)
         with open_device("rtl", cfg, mem_bytes=1 << 20, attach=sock) as dev:
             obs = _fault_suite(dev, prog)
