@@ -355,15 +355,17 @@ def campaign(kind: str, mutants: list[Mutant], settings: Settings, results: Path
 
 def score(mutants: list[Mutant], verdicts: list[Verdict]) -> str:
     """The campaign's summary: the regression's score over the mutants it can reach (regress
-    killer, not equivalent) and over the whole catalogue, then every non-kill with its reason."""
+    killer, not equivalent) and over the whole catalogue's non-equivalent mutants (a platform
+    mutant counts as not killed by regress), then every non-kill with its reason."""
     by_id = {v.id: v for v in verdicts}
     reach = [m for m in mutants if m.killer == "regress" and m.id in by_id]
     judged = [m for m in reach if by_id[m.id].status in ("killed", "survived")]
     killed = sum(by_id[m.id].status == "killed" for m in judged)
+    scored = [m for m in mutants if not m.equivalent]  # the issue's score: equivalents left out
     lines = [f"regress kills {killed} of {len(judged)} non-equivalent mutants it can reach "
              f"({100.0 * killed / max(1, len(judged)):.1f}%); "
-             f"{killed} of {len(mutants)} in the whole catalogue "
-             f"({100.0 * killed / max(1, len(mutants)):.1f}%), "
+             f"{killed} of the whole catalogue's {len(scored)} non-equivalent mutants "
+             f"({100.0 * killed / max(1, len(scored)):.1f}%), "
              f"{len(mutants) - len(verdicts)} not judged yet"]
     for m in mutants:
         v = by_id.get(m.id)
