@@ -31,11 +31,19 @@ UNITS = {
     # the compute stage's instance: a 4-beat write window (ACC_8BIT at one beat per cycle)
     "dma_rd_wide": ("vta_dma_rd", ["vta_fifo.sv", "vta_dma_rd.sv"], {"WinBytes": 256}),
     "mem_engine": ("vta_mem_engine", ["vta_fifo.sv", "vta_mem_engine.sv"], {}),
+    # the DMA's bus-beat instance (directed and random); narrow ones checked exhaustively, one
+    # with a lane count that is not a power of two
+    "span_mask": ("vta_span_mask", ["vta_span_mask.sv"],
+                  {"Lanes": 64, "OffWidth": 34, "LenWidth": 32}),
+    "span_mask_8": ("vta_span_mask", ["vta_span_mask.sv"],
+                    {"Lanes": 8, "OffWidth": 6, "LenWidth": 5}),
+    "span_mask_6": ("vta_span_mask", ["vta_span_mask.sv"],
+                    {"Lanes": 6, "OffWidth": 5, "LenWidth": 4}),
 }
 
 
 # bench module when it is not unit/test_<name>.py
-BENCH = {"dma_rd_wide": "dma_rd"}
+BENCH = {"dma_rd_wide": "dma_rd", "span_mask_8": "span_mask", "span_mask_6": "span_mask"}
 
 
 def _runner():
