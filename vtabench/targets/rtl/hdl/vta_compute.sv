@@ -5,7 +5,10 @@
 // stall: one GEMM or ALU iteration per cycle (MUL: every second cycle):
 //   G0 loop counters, uop read          G1 index add + range check, inp/wgt read
 //   G2 .. GEMM datapath (vta_gemm_dp: operand registers, products, adder tree); the
-//         iteration's acc indices ride along as its tag
+//         iteration's acc indices ride along as its tag. G1's range check verdict is
+//         registered: an iteration flagged bad in G2 does not enter the datapath, and the
+//         loop stops (error) in that cycle; the one iteration G0 issued behind it is dropped
+//         from G1
 //   R  acc reads (dst, src) issued      A  forward, operands registered
 //   X  accumulate (GEMM) / ALU op, result registered; MUL: partial products registered
 //   X2 MUL only: partial products summed, result registered
@@ -147,6 +150,7 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
 
   // ---------------------------------------------------------------- pipeline registers
   logic        g1_q, g2_q, a_q, x_q, x2_q, w_q, wb_q;
+  logic        bad2_q;    // G2: its iteration failed G1's index check (it goes no further)
   logic [1:0]  gap_q;     // cycles until the loop may issue the next iteration
   logic [31:0] g1_d_q, g1_s_q, g1_w_q;
   logic [LOG_ACC_DEPTH-1:0] g2_a_q, g2_s_q, a_a_q, a_s_q, x_a_q, x2_a_q, w_a_q, wb_a_q;
@@ -154,7 +158,7 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   logic        x_fwd_b_q; // X: its ALU src is the dst of the iteration ahead of it
   logic [AccW-1:0] x_op_a_q, x_op_b_q, x_dot_q, w_res_q, wb_data_q;
 
-  // G1: indices and checks
+  // G1: indices and checks (the verdict is registered in bad2_q)
   logic [31:0] a1, s1, w1;
   logic        bad1;
 
@@ -185,7 +189,7 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   ) u_gemm (
     .clk_i   (clk_i),
     .rst_ni  (rst_ni),
-    .valid_i (g2_q && !halt_i),
+    .valid_i (g2_q && !bad2_q && !halt_i),
     .tag_i   ({g2_s_q, g2_a_q}),
     .inp_i   (inp_data_i),
     .wgt_i   (wgt_data_i),
@@ -297,7 +301,7 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   assign loop_empty = (iter_out == '0) || (iter_in == '0) || (uop_bgn == uop_end);
   assign uop_bad    = (uop_bgn > uop_end) || (uop_end > 32'(UOP_DEPTH));
   assign is_mul     = is_alu && (alu_op == 3'(ALU_OPCODE_MUL));
-  assign gen        = (state_q == S_LOOP) && !halt_i && !bad1 && (gap_q == '0);
+  assign gen        = (state_q == S_LOOP) && !halt_i && !bad2_q && (gap_q == '0);
   assign gen_last   = (u_q + 32'd1 >= uop_end) && (i1_q + 32'd1 >= iter_in) &&
                       (i0_q + 32'd1 >= iter_out);
 
@@ -379,7 +383,7 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
         end
       end
     endcase
-    if (bad1) begin
+    if (bad2_q) begin
       err_d   = is_alu ? ERR_SRAM_ALU : ERR_SRAM_GEMM;
       state_d = S_IDLE;
     end
@@ -408,6 +412,7 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
       w_cur_q  <= '0;
       g1_q     <= 1'b0;
       g2_q     <= 1'b0;
+      bad2_q   <= 1'b0;
       a_q      <= 1'b0;
       x_q      <= 1'b0;
       x2_q     <= 1'b0;
@@ -473,7 +478,10 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
       g1_d_q <= d_cur_q;
       g1_s_q <= s_cur_q;
       g1_w_q <= w_cur_q;
-      g2_q   <= g1_q && !bad1 && !halt_i;
+      // G1 moves to G2 unless the iteration ahead of it (now in G2) failed its check; a
+      // failing iteration moves on flagged, and only the first one of an instruction counts
+      g2_q   <= g1_q && !bad2_q && !halt_i;
+      bad2_q <= bad1 && !bad2_q && !clr_i;
       g2_a_q <= LOG_ACC_DEPTH'(a1);
       g2_s_q <= LOG_ACC_DEPTH'(s1);
       if (gen)                gap_q <= is_mul ? 2'd1 : 2'd0;
@@ -537,6 +545,11 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   a_pipe_in_loop: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       g1_q |-> state_q inside {S_LOOP, S_DRAIN, S_IDLE})
     else $error("compute: a micro-op in flight in state %0d", state_q);
+  // an iteration that failed its index check writes nothing: the loop stops with it, and the
+  // iteration behind it never leaves G1
+  a_bad_stops: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
+      bad2_q && !clr_i |=> !g2_q && !g1_q && state_q == S_IDLE && err_q != ERR_NONE)
+    else $error("compute: the loop went on after an index error");
   // MUL iterations are two cycles apart: X never needs a sum X2 has not made yet
   a_mul_spacing: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       a_q && x_q |-> !is_mul)

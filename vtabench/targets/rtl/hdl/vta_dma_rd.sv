@@ -1,7 +1,12 @@
 // vta_dma_rd: the load/padding path shared by the load stage (INP, WGT) and the
 // compute stage (UOP, ACC, ACC_8BIT). For one LOAD instruction it checks pads, SRAM
 // range and DRAM range first (any violation: done_o with err_o, nothing requested),
-// then runs two decoupled processes:
+// then runs two decoupled processes. The checks are pipelined over three cycles, so that
+// no clock cycle holds more than one multiplier or two carry chains of them: at start_i
+// the pad sums (the SRAM row and column counts) and dram_base + x_size are registered;
+// S_SUM registers the SRAM end (sram_base + rows * row elements) and the DRAM end (a
+// multiply-add); S_CMP registers their compares with the buffer depth and the DRAM size;
+// S_CHECK decides. The two processes:
 //   - issue: one memory-engine request per DRAM row (x_size elements), rows x_stride
 //     elements apart, up to DescDepth rows ahead of the writer;
 //   - write: walks the SRAM rows in order, writing zero padding one bus window per
@@ -52,7 +57,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   localparam int unsigned SrcPerSub = WinBytes / 4;           // ACC_8BIT source bytes per write
   localparam int unsigned ExpSub    = BusBytes / SrcPerSub;    // ACC_8BIT writes per beat (1 or 4)
 
-  typedef enum logic [1:0] {S_IDLE, S_CHECK, S_RUN, S_DONE} state_e;
+  typedef enum logic [2:0] {S_IDLE, S_SUM, S_CMP, S_CHECK, S_RUN, S_DONE} state_e;
   typedef enum logic [1:0] {P_LEAD, P_DATA, P_TRAIL} phase_e;
 
   state_e state_q, state_d;
@@ -64,6 +69,13 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   logic [31:0] dram_base_q;
   logic [3:0]  yp0_q, yp1_q, xp0_q, xp1_q;
   logic [7:0]  err_q, err_d;
+  // check operands (registered at start) and sums (registered in S_SUM)
+  logic [16:0] row_elems_q, total_rows_q;  // SRAM elements per row (pads too), SRAM rows
+  logic [15:0] y_last_q;                   // y_size - 1 (16 bits, as the DRAM end takes it)
+  logic [47:0] dram_bx_q;                  // dram_base + x_size
+  logic [33:0] sram_end_q;                 // sram_base + total_rows * row_elems
+  logic [47:0] dram_end_q;                 // DRAM byte end of the last row
+  logic        sram_over_q, dram_over_q;   // S_CMP: the range checks' verdicts
 
   // per memory type constants
   logic [3:0]  leb, lseb;                 // log2 element bytes in DRAM / SRAM
@@ -99,15 +111,16 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
 
   // ---------------------------------------------------------------- checks
   logic [16:0] row_elems, total_rows;
-  logic [33:0] total_elems;
+  logic [33:0] sram_end;
   logic [47:0] dram_end;
   logic        noop, any_pad, legal_type;
 
   always_comb begin
-    row_elems   = 17'(xp0_q) + 17'(x_size_q) + 17'(xp1_q);
-    total_rows  = 17'(yp0_q) + 17'(y_size_q) + 17'(yp1_q);
-    total_elems = 34'(row_elems) * 34'(total_rows);
-    dram_end    = (48'(dram_base_q) + 48'(y_size_q - 16'd1) * 48'(x_stride_q) + 48'(x_size_q)) << leb;
+    row_elems   = row_elems_q;
+    total_rows  = total_rows_q;
+    // S_SUM: one multiply and one add each, from the registers start_i loaded
+    sram_end    = 34'(sram_base_q) + 34'(row_elems_q) * 34'(total_rows_q);
+    dram_end    = (dram_bx_q + 48'(y_last_q) * 48'(x_stride_q)) << leb;
     noop        = (x_size_q == '0) || (y_size_q == '0);
     any_pad     = |{yp0_q, yp1_q, xp0_q, xp1_q};
     legal_type  = (mtype_q == 3'(MEM_ID_UOP)) || (mtype_q == 3'(MEM_ID_WGT)) ||
@@ -219,6 +232,8 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
     w_data_o   = '0;
     case (state_q)
       S_IDLE: ;
+      S_SUM: state_d = S_CMP;
+      S_CMP: state_d = S_CHECK;
       S_CHECK: begin
         state_d = S_DONE;
         if (!legal_type) begin
@@ -226,9 +241,9 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
         end else if (any_pad && (noop || !pad_ok)) begin
           err_d = ERR_MEM_TYPE;
         end else if (!noop) begin
-          if (34'(sram_base_q) + total_elems > 34'(depth)) begin
+          if (sram_over_q) begin
             err_d = sram_err;
-          end else if (64'(dram_end) > 64'(dram_size_i)) begin
+          end else if (dram_over_q) begin
             err_d = ERR_DRAM_RANGE;
           end else begin
             state_d = S_RUN;
@@ -307,7 +322,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
       if (er_done) state_d = S_DONE;
     end
     if (start_i) begin
-      state_d = S_CHECK;
+      state_d = S_SUM;
       err_d   = ERR_NONE;
     end
     if (halt_i) state_d = S_IDLE;
@@ -328,6 +343,14 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
       yp1_q       <= '0;
       xp0_q       <= '0;
       xp1_q       <= '0;
+      row_elems_q <= '0;
+      total_rows_q <= '0;
+      y_last_q    <= '0;
+      dram_bx_q   <= '0;
+      sram_end_q  <= '0;
+      dram_end_q  <= '0;
+      sram_over_q <= 1'b0;
+      dram_over_q <= 1'b0;
       wy_q        <= '0;
       pad_left_q  <= '0;
       ptr_q       <= '0;
@@ -346,6 +369,14 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
       off_q      <= off_d;
       first_q    <= first_d;
       sub_q      <= sub_d;
+      if (state_q == S_SUM) begin
+        sram_end_q <= sram_end;
+        dram_end_q <= dram_end;
+      end
+      if (state_q == S_CMP) begin
+        sram_over_q <= sram_end_q > 34'(depth);
+        dram_over_q <= 64'(dram_end_q) > 64'(dram_size_i);
+      end
       if (start_i) begin
         mtype_q     <= insn_i[MEM_MEMORY_TYPE_LSB +: 3];
         sram_base_q <= insn_i[MEM_SRAM_BASE_LSB +: 16];
@@ -357,6 +388,12 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
         yp1_q       <= insn_i[MEM_Y_PAD_1_LSB +: 4];
         xp0_q       <= insn_i[MEM_X_PAD_0_LSB +: 4];
         xp1_q       <= insn_i[MEM_X_PAD_1_LSB +: 4];
+        row_elems_q <= 17'(insn_i[MEM_X_PAD_0_LSB +: 4]) + 17'(insn_i[MEM_X_SIZE_LSB +: 16]) +
+                       17'(insn_i[MEM_X_PAD_1_LSB +: 4]);
+        total_rows_q <= 17'(insn_i[MEM_Y_PAD_0_LSB +: 4]) + 17'(insn_i[MEM_Y_SIZE_LSB +: 16]) +
+                        17'(insn_i[MEM_Y_PAD_1_LSB +: 4]);
+        y_last_q    <= insn_i[MEM_Y_SIZE_LSB +: 16] - 16'd1;
+        dram_bx_q   <= 48'(insn_i[MEM_DRAM_BASE_LSB +: 32]) + 48'(insn_i[MEM_X_SIZE_LSB +: 16]);
         iss_y_q     <= '0;
       end else if (state_q == S_CHECK) begin
         iss_addr_q  <= dram_off_i + (Aw'(dram_base_q) << leb);
@@ -374,6 +411,20 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   a_phase_legal: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       state_q != S_RUN || phase_q inside {P_LEAD, P_DATA, P_TRAIL})
     else $error("dma_rd: illegal phase %0d", phase_q);
+  // the check pipeline: S_CMP compares the ends of this instruction's fields
+  logic [16:0] row_elems_ref, total_rows_ref;
+  logic [47:0] dram_end_ref;
+  assign row_elems_ref  = 17'(xp0_q) + 17'(x_size_q) + 17'(xp1_q);
+  assign total_rows_ref = 17'(yp0_q) + 17'(y_size_q) + 17'(yp1_q);
+  // y_size - 1 in 16 bits, as y_last_q holds it (it differs from the wider difference only
+  // for y_size 0, a no-op, whose DRAM end is never looked at)
+  assign dram_end_ref   = (48'(dram_base_q) + 48'(16'(y_size_q - 16'd1)) * 48'(x_stride_q) +
+                           48'(x_size_q)) << leb;
+  a_check_pipeline: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
+      state_q == S_CMP |->
+      sram_end_q == 34'(sram_base_q) + 34'(row_elems_ref) * 34'(total_rows_ref) &&
+      dram_end_q == dram_end_ref)
+    else $error("dma_rd: range check pipeline out of step with the instruction");
   // a row descriptor is queued for every row requested: room is checked before the request
   a_desc_room: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       req_valid_o && req_ready_i |-> df_ready)

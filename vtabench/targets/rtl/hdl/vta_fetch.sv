@@ -6,6 +6,11 @@
 // memory type, the token flags a stage must not use, ALU opcode / reset_reg, and the
 // FINISH rule (exactly once, last, no other field set); the first violation is reported
 // in err_o / err_idx_o and fetch stops.
+// For the clock, no address arithmetic sits in front of the memory engine or the router:
+// the next request (address, length, beats, credit check) is worked out from registers and
+// presented from registers one cycle later (one idle cycle between requests), and the
+// router keeps the instruction's lane in its beat and the "last instruction" flag in
+// registers instead of deriving them from the instruction's address and index.
 module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg::*; #(
   parameter int unsigned AxiAddrWidth = 64,
   parameter int unsigned BusBytes     = 64,
@@ -48,33 +53,48 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   localparam int unsigned GroupBytes  = GroupBeats * BusBytes;
   localparam int unsigned BufBeats    = 8 * GroupBeats;  // 256 instructions ahead
   localparam int unsigned CredW       = 8;
+  localparam int unsigned LogGroup    = $clog2(GroupBytes);
+  localparam int unsigned LaneW       = (InsnPerBeat > 1) ? $clog2(InsnPerBeat) : 1;
 
   logic              act_q;
   logic [31:0]       count_q;
   logic [Aw-1:0]     base_q;
-  logic [31:0]       req_idx_q;            // next instruction to request
+  logic [Aw-1:0]     req_addr_q;           // byte address of the next instruction to request
+  logic [31:0]       req_rem_q;            // instructions still to request
+  logic              rq_valid_q;           // the registered request below is presented
+  logic [31:0]       rq_bytes_q, rq_n_q;   // its length in bytes and instructions
+  logic [CredW-1:0]  rq_beats_q;           // its beats
   logic [31:0]       idx_q;                // next instruction to route
+  logic [LaneW-1:0]  lane_q;               // lane of instruction idx_q in its beat
+  logic              last_q;               // idx_q is the last instruction
+  logic              more_q;               // idx_q < count_q
   logic [CredW-1:0]  cred_q;               // beats requested and not yet popped
   logic [7:0]        err_q;
   logic [31:0]       err_idx_q;
 
   // ---------------------------------------------------------------- requests
-  logic [Aw-1:0] req_addr;
+  // the next request, from registers; registered into rq_*_q while none is presented
+  logic [LogGroup:0] grp_off, grp_end;      // req_addr_q and its last byte inside the group
   logic [31:0]   req_bytes, rem_bytes, grp_bytes, req_beats, req_n;
+  logic          req_ok, req_hs;
 
   always_comb begin
-    req_addr  = base_q + (Aw'(req_idx_q) << LogInsn);
-    rem_bytes = (count_q - req_idx_q) << LogInsn;
-    grp_bytes = 32'(GroupBytes) - 32'(req_addr & Aw'(GroupBytes - 1));
+    grp_off   = (LogGroup + 1)'(req_addr_q[LogGroup-1:0]);
+    rem_bytes = req_rem_q << LogInsn;
+    grp_bytes = 32'(GroupBytes) - 32'(grp_off);
     req_bytes = (rem_bytes < grp_bytes) ? rem_bytes : grp_bytes;
     req_n     = req_bytes >> LogInsn;
-    req_beats = 32'(((req_addr + Aw'(req_bytes) - Aw'(1)) >> LogBus) - (req_addr >> LogBus)) + 32'd1;
+    // the request stays inside its group: its beats are those of its offsets in the group
+    grp_end   = grp_off + (LogGroup + 1)'(req_bytes) - (LogGroup + 1)'(1);
+    req_beats = 32'(grp_end >> LogBus) - 32'(grp_off >> LogBus) + 32'd1;
+    req_ok    = act_q && !halt_i && (err_q == ERR_NONE) && (req_rem_q != '0) &&
+                (32'(cred_q) + req_beats <= 32'(BufBeats));
   end
 
-  assign req_valid_o = act_q && !halt_i && (err_q == ERR_NONE) && (req_idx_q < count_q) &&
-                       (32'(cred_q) + req_beats <= 32'(BufBeats));
-  assign req_addr_o  = req_addr;
-  assign req_len_o   = req_bytes;
+  assign req_valid_o = rq_valid_q && !halt_i && (err_q == ERR_NONE);
+  assign req_addr_o  = req_addr_q;
+  assign req_len_o   = rq_bytes_q;
+  assign req_hs      = req_valid_o && req_ready_i;
 
   // ---------------------------------------------------------------- beat buffer
   logic                  bf_valid, bf_pop;
@@ -104,12 +124,10 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   logic [STAGE_WIDTH-1:0] target;          // the stage the instruction goes to
   logic [7:0]  dec_err;
   logic        last, lane_last, route, tgt_ready;
-  logic [Aw-1:0] cur_addr;                 // byte address of instruction idx_q
   logic [31:0] lane;
 
   always_comb begin
-    cur_addr  = base_q + (Aw'(idx_q) << LogInsn);
-    lane      = 32'((cur_addr >> LogInsn) & Aw'(InsnPerBeat - 1));
+    lane      = 32'(lane_q) & 32'(InsnPerBeat - 1);
     insn      = INSN_WIDTH'(bf_data >> (lane * INSN_WIDTH));
     opcode    = insn[MEM_OPCODE_LSB +: 3];
     pop_prev  = insn[MEM_POP_PREV_DEP_LSB];
@@ -119,7 +137,7 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
     mtype     = insn[MEM_MEMORY_TYPE_LSB +: 3];
     aluop     = insn[ALU_ALU_OPCODE_LSB +: 3];
     reset_reg = insn[ALU_RESET_REG_LSB];
-    last      = (idx_q + 32'd1 == count_q);
+    last      = last_q;
     lane_last = (lane == 32'(InsnPerBeat - 1)) || last;
     target    = STAGE_COMPUTE;
     dec_err   = ERR_NONE;
@@ -157,7 +175,7 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
       STAGE_STORE: tgt_ready = st_ready_i;
       default:     tgt_ready = cp_ready_i;
     endcase
-    route = act_q && !halt_i && (err_q == ERR_NONE) && bf_valid && (idx_q < count_q) &&
+    route = act_q && !halt_i && (err_q == ERR_NONE) && bf_valid && more_q &&
             (dec_err == ERR_NONE) && tgt_ready;
   end
 
@@ -172,8 +190,16 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
       act_q      <= 1'b0;
       count_q    <= '0;
       base_q     <= '0;
-      req_idx_q  <= '0;
+      req_addr_q <= '0;
+      req_rem_q  <= '0;
+      rq_valid_q <= 1'b0;
+      rq_bytes_q <= '0;
+      rq_n_q     <= '0;
+      rq_beats_q <= '0;
       idx_q      <= '0;
+      lane_q     <= '0;
+      last_q     <= 1'b0;
+      more_q     <= 1'b0;
       cred_q     <= '0;
       err_q      <= ERR_NONE;
       err_idx_q  <= '0;
@@ -181,8 +207,13 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
       act_q      <= 1'b1;
       count_q    <= insn_count_i;
       base_q     <= insn_base_i;
-      req_idx_q  <= '0;
+      req_addr_q <= insn_base_i;
+      req_rem_q  <= insn_count_i;
+      rq_valid_q <= 1'b0;
       idx_q      <= '0;
+      lane_q     <= LaneW'(insn_base_i >> LogInsn);
+      last_q     <= (insn_count_i == 32'd1);
+      more_q     <= (insn_count_i != 32'd0);
       cred_q     <= '0;
       err_q      <= ERR_NONE;
       err_idx_q  <= '0;
@@ -192,13 +223,22 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
         err_q <= ERR_ALIGN;
       end
     end else begin
-      if (req_valid_o && req_ready_i) begin
-        req_idx_q <= req_idx_q + req_n;
+      if (req_hs) begin
+        rq_valid_q <= 1'b0;
+        req_addr_q <= req_addr_q + Aw'(rq_bytes_q);
+        req_rem_q  <= req_rem_q - rq_n_q;
+      end else if (!rq_valid_q) begin
+        rq_valid_q <= req_ok;
+        rq_bytes_q <= req_bytes;
+        rq_n_q     <= req_n;
+        rq_beats_q <= CredW'(req_beats);
       end
-      cred_q <= cred_q + ((req_valid_o && req_ready_i) ? CredW'(req_beats) : '0)
-                       - CredW'(bf_pop);
+      cred_q <= cred_q + (req_hs ? rq_beats_q : '0) - CredW'(bf_pop);
       if (route) begin
-        idx_q <= idx_q + 32'd1;
+        idx_q  <= idx_q + 32'd1;
+        lane_q <= lane_q + LaneW'(1);
+        last_q <= (idx_q + 32'd2 == count_q);
+        more_q <= !last_q;
       end
       if (act_q && !halt_i && err_q == ERR_NONE) begin
         if (r_valid_i && r_err_i) begin
@@ -220,12 +260,17 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   a_beats_accepted: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       r_valid_i |-> r_ready_o)
     else $error("fetch: a read beat found the beat buffer full");
+  // the registered request address and router flags are those the instruction indices give
+  a_req_regs: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
+      act_q |-> req_addr_q == base_q + (Aw'(count_q - req_rem_q) << LogInsn) &&
+                last_q == (idx_q + 32'd1 == count_q) && more_q == (idx_q < count_q))
+    else $error("fetch: request or router registers out of step with the indices");
   a_one_route: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       $onehot0({ld_valid_o, cp_valid_o, st_valid_o}))
     else $error("fetch: one instruction routed to two queues");
 `endif
 
-  assign done_o    = act_q && (idx_q == count_q);
+  assign done_o    = act_q && !more_q;
   assign err_o     = err_q;
   assign err_idx_o = err_idx_q;
 

@@ -109,10 +109,12 @@ module vta_mem_engine #(
       if (rd_req_valid_i[i]) rd_sel = AxiIdWidth'(i);
     end
   end
-  // beats of a new request's byte range
-  assign rd_first  = rd_req_addr_i[rd_sel] >> LogSw;
-  assign rd_last   = (rd_req_addr_i[rd_sel] + Aw'(rd_req_len_i[rd_sel]) - Aw'(1)) >> LogSw;
-  assign rd_total  = 32'(rd_last - rd_first) + 32'd1;
+  // beats of a new request's byte range: its offset in the first beat plus its length,
+  // rounded up to beats (one short carry chain, no address-wide arithmetic: the client's
+  // request fields feed rd_left_q through it in the accepting cycle)
+  assign rd_first  = Aw'(rd_req_addr_i[rd_sel][LogSw-1:0]);
+  assign rd_last   = Aw'(rd_req_len_i[rd_sel]) + Aw'(Sw - 1);
+  assign rd_total  = 32'((rd_first + rd_last) >> LogSw);
   assign rd_last_burst = (rd_n == rd_left_q);
 
   always_comb begin
@@ -212,9 +214,9 @@ module vta_mem_engine #(
 
   assign wr_to_win = 32'(WinBeats) - 32'((wr_addr_q & Aw'(WindowBytes - 1)) >> LogSw);
   assign wr_n      = (wr_left_q < wr_to_win) ? wr_left_q : wr_to_win;
-  assign wr_first  = wr_req_addr_i >> LogSw;
-  assign wr_last   = (wr_req_addr_i + Aw'(wr_req_len_i) - Aw'(1)) >> LogSw;
-  assign wr_total  = 32'(wr_last - wr_first) + 32'd1;
+  assign wr_first  = Aw'(wr_req_addr_i[LogSw-1:0]);
+  assign wr_last   = Aw'(wr_req_len_i) + Aw'(Sw - 1);
+  assign wr_total  = 32'((wr_first + wr_last) >> LogSw);
   assign aw_hs = aw_valid_q && m_axi_awready_i;
 
   always_comb begin

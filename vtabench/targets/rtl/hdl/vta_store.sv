@@ -4,6 +4,9 @@
 // one write request per row to the memory engine, and one bus beat per cycle read from
 // the out buffer (byte window, strobes for the row's bytes) through a small W FIFO.
 // Finally pushes an s2g token when push_prev_dep is set.
+// The range checks are pipelined so that no cycle holds more than one multiplier or carry
+// chain of them: the products are registered every cycle from the instruction register (so
+// they are ready when S_POP ends), S_SUM registers the SRAM and DRAM ends, S_CHECK compares.
 module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   parameter int unsigned AxiAddrWidth = 64,
   parameter int unsigned BusBytes     = 64,
@@ -54,7 +57,7 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   localparam int unsigned LogBus  = $clog2(BusBytes);
   localparam int unsigned WfDepth = 4;
 
-  typedef enum logic [2:0] {S_IDLE, S_POP, S_CHECK, S_RUN, S_PUSH} state_e;
+  typedef enum logic [2:0] {S_IDLE, S_POP, S_SUM, S_CHECK, S_RUN, S_PUSH} state_e;
 
   state_e state_q, state_d;
   logic [INSN_WIDTH-1:0] insn_q;
@@ -67,6 +70,11 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   logic        any_pad, noop;
   logic [47:0] dram_end;
   logic [32:0] sram_end;
+  // check pipeline: products and dram_base + x_size (every cycle, from insn_q), ends (S_SUM)
+  logic [31:0] sram_prod_q, dram_prod_q;   // y_size * x_size, (y_size - 1) * x_stride
+  logic [47:0] dram_bx_q;                  // dram_base + x_size
+  logic [32:0] sram_end_q;
+  logic [47:0] dram_end_q;
   logic [31:0] row_len, stride_bytes;
   logic [Aw-1:0] first_row;             // DRAM byte address of the first row
 
@@ -81,8 +89,8 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
     any_pad      = |{insn_q[MEM_Y_PAD_0_LSB +: 4], insn_q[MEM_Y_PAD_1_LSB +: 4],
                      insn_q[MEM_X_PAD_0_LSB +: 4], insn_q[MEM_X_PAD_1_LSB +: 4]};
     noop         = (x_size == '0) || (y_size == '0);
-    sram_end     = 33'(sram_base) + 33'(y_size) * 33'(x_size);
-    dram_end     = (48'(dram_base) + 48'(y_size - 16'd1) * 48'(x_stride) + 48'(x_size)) << LogEb;
+    sram_end     = 33'(sram_base) + 33'(sram_prod_q);
+    dram_end     = (dram_bx_q + 48'(dram_prod_q)) << LogEb;
     row_len      = 32'(x_size) << LogEb;
     stride_bytes = 32'(x_stride) << LogEb;
     first_row    = dram_off_i + (Aw'(dram_base) << LogEb);
@@ -156,18 +164,19 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
       S_POP: begin
         if (!pop_prev || g2s_valid_i) begin
           g2s_pop_o = pop_prev;
-          state_d   = S_CHECK;
+          state_d   = S_SUM;
         end
       end
+      S_SUM: state_d = S_CHECK;
       S_CHECK: begin
         state_d = S_RUN;
         if (any_pad) begin
           err_d = ERR_MEM_TYPE;
         end else if (noop) begin
           state_d = S_PUSH;
-        end else if (sram_end > 33'(OUT_DEPTH)) begin
+        end else if (sram_end_q > 33'(OUT_DEPTH)) begin
           err_d = ERR_SRAM_STORE;
-        end else if (64'(dram_end) > 64'(dram_size_i)) begin
+        end else if (64'(dram_end_q) > 64'(dram_size_i)) begin
           err_d = ERR_DRAM_RANGE;
         end
         if (err_d != ERR_NONE) state_d = S_IDLE;
@@ -207,11 +216,23 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
       bt_off_q  <= '0;
       rd_pend_q <= 1'b0;
       strb_q    <= '0;
+      sram_prod_q <= '0;
+      dram_prod_q <= '0;
+      dram_bx_q   <= '0;
+      sram_end_q  <= '0;
+      dram_end_q  <= '0;
     end else begin
       state_q   <= state_d;
       err_q     <= err_d;
       rd_pend_q <= issue;
       strb_q    <= strb;
+      sram_prod_q <= 32'(y_size) * 32'(x_size);
+      dram_prod_q <= 32'(y_size - 16'd1) * 32'(x_stride);
+      dram_bx_q   <= 48'(dram_base) + 48'(x_size);
+      if (state_q == S_SUM) begin
+        sram_end_q <= sram_end;
+        dram_end_q <= dram_end;
+      end
       if (cmd_ready_o) begin
         insn_q <= cmd_i[INSN_WIDTH-1:0];
         idx_q  <= cmd_i[QW-1:INSN_WIDTH];
@@ -254,7 +275,7 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   assign cmd_insn = cmd_i[INSN_WIDTH-1:0];
 
   a_state_legal: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
-      state_q inside {S_IDLE, S_POP, S_CHECK, S_RUN, S_PUSH})
+      state_q inside {S_IDLE, S_POP, S_SUM, S_CHECK, S_RUN, S_PUSH})
     else $error("store: illegal state %0d", state_q);
   // what fetch routes here (vta_fetch): STORE of OUT, no token of the next stage
   a_cmd_routed: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
@@ -263,6 +284,13 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
       cmd_insn[MEM_MEMORY_TYPE_LSB +: 3] == 3'(MEM_ID_OUT) &&
       !cmd_insn[MEM_POP_NEXT_DEP_LSB] && !cmd_insn[MEM_PUSH_NEXT_DEP_LSB])
     else $error("store: took an instruction fetch does not route here");
+  // the check pipeline: the products S_SUM adds are those of the instruction being checked
+  // (insn_q holds still from the cycle before S_POP)
+  a_check_products: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
+      state_q == S_SUM |-> sram_prod_q == 32'(y_size) * 32'(x_size) &&
+                           dram_prod_q == 32'(y_size - 16'd1) * 32'(x_stride) &&
+                           dram_bx_q == 48'(dram_base) + 48'(x_size))
+    else $error("store: range check products of another instruction");
   // the W FIFO credit: a beat read from the out buffer always finds room
   a_wfifo_room: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF) rd_pend_q |-> wf_ready)
     else $error("store: an out-buffer beat found the W FIFO full");
