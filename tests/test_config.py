@@ -65,3 +65,22 @@ def test_unknown_name(tmp_path):
     bad.write_text("{")
     with pytest.raises(ConfigError, match="not valid JSON"):
         load_config(bad)
+
+
+def test_optional_key_acc8_win_beats():
+    # Default 4 (one ACC_8BIT beat per cycle) where the file says nothing. The key is hardware
+    # only: it stays out of CONFIG_ID, and a file at the default round-trips to the same dict
+    # (so existing packages and ids are unchanged).
+    assert [load_config(n).acc8_win_beats for n in builtin_config_names()] == [4, 4, 4, 4]
+    narrow = config_from_dict({**DEFAULT, "ACC8_WIN_BEATS": 1})
+    assert narrow.acc8_win_beats == 1 and narrow.as_dict()["ACC8_WIN_BEATS"] == 1
+    assert narrow.config_id == load_config("default").config_id
+    assert config_from_dict(narrow.as_dict()) == narrow
+    assert "ACC8_WIN_BEATS" not in config_from_dict({**DEFAULT, "ACC8_WIN_BEATS": 4}).as_dict()
+    from vtabench.hwgen.constants import constants
+
+    assert ("ACC8_WIN_BEATS", 1) in {(n, v) for n, v, _ in constants(narrow)}
+    with pytest.raises(ConfigError, match="ACC8_WIN_BEATS=2 not one of 1, 4"):
+        config_from_dict({**DEFAULT, "ACC8_WIN_BEATS": 2})
+    with pytest.raises(ConfigError, match="ACC8_WIN_BEATS must be an integer"):
+        config_from_dict({**DEFAULT, "ACC8_WIN_BEATS": True})

@@ -44,6 +44,8 @@ def constants(cfg: Config) -> list[tuple[str, int, str]]:
                       ("WGT", cfg.wgt_elem_bytes), ("ACC", cfg.acc_elem_bytes),
                       ("OUT", cfg.out_elem_bytes), ("ACC8", cfg.acc8_elem_bytes)):
         out.append((f"{buf}_ELEM_BYTES", elem, f"bytes of one {buf.lower()} element"))
+    out.append(("ACC8_WIN_BEATS", cfg.acc8_win_beats, "bus beats the acc buffer takes per cycle: "
+                "a LOAD ACC_8BIT beat is written in 4 / ACC8_WIN_BEATS cycles"))
     for buf in ("uop", "inp", "wgt", "acc", "out"):
         log = getattr(cfg, f"log_{buf}_depth")
         out.append((f"LOG_{buf.upper()}_DEPTH", log, f"log2 of the {buf} buffer depth"))

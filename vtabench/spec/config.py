@@ -1,6 +1,7 @@
 """Hardware configurations: loading, checking and the sizes every design entry derives from them.
 
-A configuration is a JSON file in config/ with upstream VTA's keys (``vta_config.json``). Every
+A configuration is a JSON file in config/ with upstream VTA's keys (``vta_config.json``) and
+optional implementation keys (:data:`OPTIONAL_KEYS`, e.g. ACC8_WIN_BEATS). Every
 other size (element bytes, buffer depths, index widths, instruction field widths) is derived here,
 once, and the instruction layout (:mod:`vtabench.spec.isa.layout`), the generated SystemVerilog package,
 the OpenCL header and the Python constants all come from the :class:`Config` this module returns.
@@ -25,6 +26,17 @@ KEY_LIMITS: dict[str, tuple[int, int, str]] = {
     "LOG_INP_BUFF_SIZE": (3, 30, "input buffer bytes"),
     "LOG_WGT_BUFF_SIZE": (3, 30, "weight buffer bytes"),
     "LOG_ACC_BUFF_SIZE": (3, 30, "accumulator buffer bytes"),
+}
+
+#: Optional keys: implementation choices of the hardware, not part of the ISA. Each has a default
+#: (what a configuration file without the key gets), its allowed values and why. They are left out
+#: of CONFIG_ID (:attr:`Config.config_id`): a program, a driver and fsim see the same machine
+#: whatever their value; only cycle counts and FPGA area differ.
+OPTIONAL_KEYS: dict[str, tuple[int, tuple[int, ...], str]] = {
+    "ACC8_WIN_BEATS": (4, (1, 4), "bus beats of the acc buffer's write window: a LOAD ACC_8BIT "
+                       "beat (int8 -> int32, four beats of int32) is written in one cycle (4) or "
+                       "in four quarter-beat cycles (1: a quarter of the acc buffer's write "
+                       "banks and muxes)"),
 }
 
 #: Dependency-token queue capacity (tokens) and per-stage command queue capacity (instructions).
@@ -63,6 +75,8 @@ class Config:
     log_inp_buff_size: int
     log_wgt_buff_size: int
     log_acc_buff_size: int
+    # --- optional keys (OPTIONAL_KEYS) ---------------------------------------------------------
+    acc8_win_beats: int = OPTIONAL_KEYS["ACC8_WIN_BEATS"][0]
 
     # --- tensor shape -----------------------------------------------------------------------
     @property
@@ -156,7 +170,9 @@ class Config:
         return max(self.log_inp_depth, self.log_acc_depth)
 
     def as_dict(self) -> dict[str, int | str]:
-        return {
+        """The configuration file's content: every ISA key, and each optional key that is not at
+        its default (so a file without optional keys and its as_dict() are the same)."""
+        out: dict[str, int | str] = {
             "NAME": self.name,
             "LOG_INP_WIDTH": self.log_inp_width,
             "LOG_WGT_WIDTH": self.log_wgt_width,
@@ -168,13 +184,21 @@ class Config:
             "LOG_WGT_BUFF_SIZE": self.log_wgt_buff_size,
             "LOG_ACC_BUFF_SIZE": self.log_acc_buff_size,
         }
+        for key, (default, _, _) in OPTIONAL_KEYS.items():
+            value = getattr(self, key.lower())
+            if value != default:
+                out[key] = value
+        return out
 
     @property
     def config_id(self) -> int:
-        """32-bit identifier of the configuration (hardware and driver must agree on it)."""
+        """32-bit identifier of the configuration (hardware and driver must agree on it): CRC-32
+        of the ISA keys only. The optional keys (OPTIONAL_KEYS) are implementation choices that
+        no program, driver or golden model can observe, so they do not change it."""
         import zlib
 
-        body = json.dumps({k: v for k, v in self.as_dict().items() if k != "NAME"}, sort_keys=True)
+        body = json.dumps({k: v for k, v in self.as_dict().items() if k in KEY_LIMITS},
+                          sort_keys=True)
         return zlib.crc32(body.encode())
 
 
@@ -188,10 +212,10 @@ def config_from_dict(data: dict[str, object], source: str = "<dict>") -> Config:
     """Check every key and derived width of a configuration and build it."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: a configuration is a JSON object")
-    unknown = sorted(set(data) - set(KEY_LIMITS) - {"NAME"})
+    unknown = sorted(set(data) - set(KEY_LIMITS) - set(OPTIONAL_KEYS) - {"NAME"})
     if unknown:
         raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)}; allowed: NAME, "
-                          + ", ".join(KEY_LIMITS))
+                          + ", ".join([*KEY_LIMITS, *OPTIONAL_KEYS]))
     values: dict[str, int] = {}
     for key, (lo, hi, why) in KEY_LIMITS.items():
         if key not in data:
@@ -202,10 +226,19 @@ def config_from_dict(data: dict[str, object], source: str = "<dict>") -> Config:
         if not lo <= value <= hi:
             raise ConfigError(f"{source}: {key}={value} outside [{lo}, {hi}] ({why})")
         values[key] = value
+    options: dict[str, int] = {}
+    for key, (default, allowed, why) in OPTIONAL_KEYS.items():
+        value = data.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ConfigError(f"{source}: {key} must be an integer, got {value!r}")
+        if value not in allowed:
+            raise ConfigError(f"{source}: {key}={value} not one of "
+                              f"{', '.join(map(str, allowed))} ({why})")
+        options[key.lower()] = value
     name = data.get("NAME", Path(source).stem)
     if not isinstance(name, str) or not name.isidentifier():
         raise ConfigError(f"{source}: NAME must be an identifier, got {name!r}")
-    cfg = Config(name, *(values[k] for k in KEY_LIMITS))
+    cfg = Config(name, *(values[k] for k in KEY_LIMITS), **options)
     _check_derived(cfg, source)
     return cfg
 

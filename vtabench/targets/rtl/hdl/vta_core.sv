@@ -82,6 +82,13 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg::
   localparam int unsigned AccW     = BATCH * BLOCK_OUT * ACC_WIDTH;
   localparam int unsigned OutW     = BATCH * BLOCK_OUT * OUT_WIDTH;
   localparam int unsigned NumRd    = 3;   // 0 fetch, 1 compute (uop, acc), 2 load (inp, wgt)
+  // The compute stage's DMA window (uop and acc loads): ACC8_WIN_BEATS bus beats, so that a
+  // LOAD ACC_8BIT beat (int8 -> int32, four beats of int32) is written in one cycle (4) or in
+  // four quarter-beat cycles (1; the acc buffer then has a quarter of the write banks).
+  // vta_compute's vta_dma_rd window (its w_mask_o, w_data_o) must be as wide: Verilator's
+  // -Wall lint reports a port width mismatch. (vtabench.spec.config admits 1 and 4, the two
+  // windows vta_dma_rd implements.)
+  localparam int unsigned CpWinBytes = ACC8_WIN_BEATS * BusBytes;
 
   // ---------------------------------------------------------------- run control
   logic        start, running_q, done_q, halt;
@@ -248,8 +255,8 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg::
   logic [31:0]               ld_w_addr, cp_w_addr;
   logic [BusBytes-1:0]       ld_w_mask;
   logic [BusW-1:0]           ld_w_data;
-  logic [4*BusBytes-1:0]     cp_w_mask;      // 4 beats wide: ACC_8BIT into acc (see vta_compute)
-  logic [4*BusW-1:0]         cp_w_data;
+  logic [CpWinBytes-1:0]     cp_w_mask;      // ACC8_WIN_BEATS beats wide (see CpWinBytes)
+  logic [CpWinBytes*8-1:0]   cp_w_data;
   logic [LOG_UOP_DEPTH-1:0]  uop_idx;
   logic [UOP_WIDTH-1:0]      uop_data;
   logic [LOG_INP_DEPTH-1:0]  inp_idx;
@@ -312,7 +319,7 @@ module vta_core import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg::
 
   vta_buf #(
     .ElemBytes (ACC_ELEM_BYTES), .Depth (ACC_DEPTH), .BusBytes (BusBytes),
-    .WinBytes (4 * BusBytes), .NumRd (2)
+    .WinBytes (CpWinBytes), .NumRd (2)
   ) u_acc_buf (
     .clk_i       (clk_i),
     .win_we_i    (acc_win_we),
