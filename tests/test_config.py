@@ -71,7 +71,7 @@ def test_optional_key_acc8_win_beats():
     # Default 4 (one ACC_8BIT beat per cycle) where the file says nothing. The key is hardware
     # only: it stays out of CONFIG_ID, and a file at the default round-trips to the same dict
     # (so existing packages and ids are unchanged).
-    assert [load_config(n).acc8_win_beats for n in builtin_config_names()] == [4, 4, 4, 4]
+    assert [load_config(n).acc8_win_beats for n in builtin_config_names()] == [4, 4, 4, 1]
     narrow = config_from_dict({**DEFAULT, "ACC8_WIN_BEATS": 1})
     assert narrow.acc8_win_beats == 1 and narrow.as_dict()["ACC8_WIN_BEATS"] == 1
     assert narrow.config_id == load_config("default").config_id

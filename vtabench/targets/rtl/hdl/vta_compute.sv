@@ -27,7 +27,7 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   parameter int unsigned BusBytes     = 64,
   localparam int unsigned Aw          = AxiAddrWidth,
   localparam int unsigned BusW        = BusBytes * 8,
-  localparam int unsigned WinBytes    = 4 * BusBytes,   // uop / acc write window (ACC_8BIT)
+  localparam int unsigned WinBytes    = ACC8_WIN_BEATS * BusBytes,  // uop / acc window
   localparam int unsigned WinW        = WinBytes * 8,
   localparam int unsigned QW          = 32 + INSN_WIDTH,
   localparam int unsigned InpW        = BATCH * BLOCK_IN * INP_WIDTH,

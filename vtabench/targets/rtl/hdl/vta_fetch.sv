@@ -103,7 +103,7 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   vta_fifo #(
     .Width  (BusBytes * 8),
     .Depth  (BufBeats),
-    .LutRam (1'b1)       // 64 x 512 bits: 15 block RAMs of 18 Kbit on ECP5 for 4 KiB
+    .LutRam (1'b0)       // 64 x 512 bits: block RAM (15 DP16KD on ECP5), not 512 LUT-RAM slices
   ) u_beats (
     .clk_i    (clk_i),
     .rst_ni   (rst_ni),
