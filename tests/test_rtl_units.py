@@ -27,9 +27,10 @@ UNITS = {
     "token_queue": ("vta_token_queue", ["vta_token_queue.sv"], {"Depth": 16}),
     "gemm_dp": ("vta_gemm_dp", ["vta_gemm_dp.sv"], {"TagW": 16}),
     "alu": ("vta_alu", ["vta_alu.sv"], {}),
-    "dma_rd": ("vta_dma_rd", ["vta_fifo.sv", "vta_dma_rd.sv"], {}),
+    "dma_rd": ("vta_dma_rd", ["vta_fifo.sv", "vta_span_mask.sv", "vta_dma_rd.sv"], {}),
     # the compute stage's instance: a 4-beat write window (ACC_8BIT at one beat per cycle)
-    "dma_rd_wide": ("vta_dma_rd", ["vta_fifo.sv", "vta_dma_rd.sv"], {"WinBytes": 256}),
+    "dma_rd_wide": ("vta_dma_rd", ["vta_fifo.sv", "vta_span_mask.sv", "vta_dma_rd.sv"],
+                    {"WinBytes": 256}),
     "mem_engine": ("vta_mem_engine", ["vta_fifo.sv", "vta_mem_engine.sv"], {}),
     # the DMA's bus-beat instance (directed and random); narrow ones checked exhaustively, one
     # with a lane count that is not a power of two

@@ -161,7 +161,8 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   logic [16:0] wy_q, wy_d;
   logic [31:0] pad_left_q, pad_left_d;
   logic [31:0] ptr_q, ptr_d;
-  logic signed [33:0] off_q, off_d, off_cur, src_off;
+  logic signed [33:0] off_q, off_d, off_cur;
+  logic [31:0] src_off;  // an ACC_8BIT write's first source byte in the row (an address offset)
   logic        first_q, first_d;
   logic [1:0]  sub_q, sub_d;
   logic [31:0] xp0_bytes, xp1_bytes, row_bytes, data_bytes;
@@ -177,17 +178,24 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
 
   always_comb begin
     off_cur   = first_q ? -$signed(34'(df_alo)) : off_q;
-    src_off   = off_cur + $signed(34'(sub_q) * 34'(SrcPerSub));
-    beat_last = (off_cur + 34'(BusBytes)) >= $signed({2'b00, row_len});
-    // byte i of the beat is row data when 0 <= off_cur + i < row_len
-    for (int i = 0; i < BusBytes; i++) begin
-      beat_mask[i] = ((off_cur + 34'(i)) >= 0) && ((off_cur + 34'(i)) < $signed({2'b00, row_len}));
-    end
-    for (int i = 0; i < SrcPerSub; i++) begin
-      q_mask[i] = ((src_off + 34'(i)) >= 0) && ((src_off + 34'(i)) < $signed({2'b00, row_len}));
-    end
+    src_off   = 32'(off_cur) + 32'(sub_q) * 32'(SrcPerSub);
+    // the source bytes of an ACC_8BIT write are bytes sub_q * SrcPerSub .. of the beat
+    q_mask    = beat_mask[32'(sub_q) * SrcPerSub +: SrcPerSub];
     pad_n = (pad_left_q < 32'(WinBytes)) ? pad_left_q : 32'(WinBytes);
   end
+
+  // byte i of the beat is row data when 0 <= off_cur + i < row_len; the beat is the row's
+  // last when row_len - off_cur <= BusBytes (three carry chains for the beat, not two per byte)
+  vta_span_mask #(
+    .Lanes    (BusBytes),
+    .OffWidth (34),
+    .LenWidth (32)
+  ) u_beat_span (
+    .off_i  (off_cur),
+    .len_i  (row_len),
+    .mask_o (beat_mask),
+    .last_o (beat_last)
+  );
 
   // what the writer does at the start of SRAM row er_y (0 after the checks, else the next row)
   logic [16:0] er_y;

@@ -116,11 +116,20 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   logic [$clog2(WfDepth+1)-1:0] wf_count;
   logic [Aw-1:0]      next_row;
 
+  // byte i of the beat is row data (its strobe) when 0 <= bt_off_q + i < row_len; the beat is
+  // the row's last when row_len - bt_off_q <= BusBytes
+  vta_span_mask #(
+    .Lanes    (BusBytes),
+    .OffWidth (34),
+    .LenWidth (32)
+  ) u_strb_span (
+    .off_i  (bt_off_q),
+    .len_i  (row_len),
+    .mask_o (strb),
+    .last_o (beat_last)
+  );
+
   always_comb begin
-    for (int i = 0; i < BusBytes; i++) begin
-      strb[i] = ((bt_off_q + 34'(i)) >= 0) && ((bt_off_q + 34'(i)) < $signed({2'b00, row_len}));
-    end
-    beat_last = (bt_off_q + 34'(BusBytes)) >= $signed({2'b00, row_len});
     issue     = (state_q == S_RUN) && !halt_i && (bt_y_q < y_size) &&
                 (32'(wf_count) + 32'(rd_pend_q) < 32'(WfDepth));
     next_row  = bt_row_q + Aw'(stride_bytes);
