@@ -110,14 +110,11 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   end
 
   // ---------------------------------------------------------------- checks
-  logic [16:0] row_elems, total_rows;
   logic [33:0] sram_end;
   logic [47:0] dram_end;
   logic        noop, any_pad, legal_type;
 
   always_comb begin
-    row_elems   = row_elems_q;
-    total_rows  = total_rows_q;
     // S_SUM: one multiply and one add each, from the registers start_i loaded
     sram_end    = 34'(sram_base_q) + 34'(row_elems_q) * 34'(total_rows_q);
     dram_end    = (dram_bx_q + 48'(y_last_q) * 48'(x_stride_q)) << leb;
@@ -173,7 +170,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
 
   assign xp0_bytes  = 32'(xp0_q) << lseb;
   assign xp1_bytes  = 32'(xp1_q) << lseb;
-  assign row_bytes  = 32'(row_elems) << lseb;
+  assign row_bytes  = 32'(row_elems_q) << lseb;
   assign data_bytes = 32'(x_size_q) << lseb;
 
   always_comb begin
@@ -206,7 +203,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
 
   always_comb begin
     er_y     = (state_q == S_CHECK) ? 17'd0 : wy_q + 17'd1;
-    er_done  = (er_y == total_rows);
+    er_done  = (er_y == total_rows_q);
     er_data  = 1'b0;
     er_phase = P_DATA;
     er_pad   = '0;
