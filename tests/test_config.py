@@ -67,6 +67,21 @@ def test_unknown_name(tmp_path):
         load_config(bad)
 
 
+def test_optional_key_axi_data_bits():
+    # Default 512 where the file says nothing; edge8 has a 128-bit bus. Hardware only: the same
+    # CONFIG_ID, generated into vta_pkg as AXI_DATA_WIDTH (the tops' AxiDataWidth default).
+    assert [load_config(n).axi_data_bits for n in builtin_config_names()] == [512, 512, 512, 128]
+    narrow = config_from_dict({**DEFAULT, "AXI_DATA_BITS": 128})
+    assert narrow.bus_bytes == 16 and narrow.as_dict()["AXI_DATA_BITS"] == 128
+    assert narrow.config_id == load_config("default").config_id
+    assert config_from_dict(narrow.as_dict()) == narrow
+    from vtabench.hwgen.constants import constants
+
+    assert ("AXI_DATA_WIDTH", 128) in {(n, v) for n, v, _ in constants(narrow)}
+    with pytest.raises(ConfigError, match="AXI_DATA_BITS=64 not one of 128, 256, 512"):
+        config_from_dict({**DEFAULT, "AXI_DATA_BITS": 64})
+
+
 def test_optional_key_acc8_win_beats():
     # Default 4 (one ACC_8BIT beat per cycle) where the file says nothing. The key is hardware
     # only: it stays out of CONFIG_ID, and a file at the default round-trips to the same dict

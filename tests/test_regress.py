@@ -52,7 +52,7 @@ def test_coverage_bins_and_uncovered_listing():
     Fsim(CFG).run(prog.insns, prog.dram.copy(), observe_alu=cov.sample_alu)
     assert cov.hits["kind/FINISH"] == 1 and cov.hits["kind/LOAD.WGT"] >= 1
     assert 0 < cov.percent() < 100
-    assert set(cov.uncovered()) < set(all_bins())
+    assert set(cov.uncovered()) < set(all_bins(CFG))
     assert "uncovered: " in cov.report()
     merged = FunctionalCoverage(CFG)
     merged.merge(dict(cov.hits))

@@ -139,7 +139,8 @@ def _run_programs(args: argparse.Namespace, targets: list[str], seed: int,
         from vtabench.verify.regress.coverage import all_bins
 
         args.coverage_png.parent.mkdir(parents=True, exist_ok=True)
-        coverage_figure(result.coverage.hits, all_bins(), title).savefig(args.coverage_png)
+        bins = all_bins(result.coverage.cfg)
+        coverage_figure(result.coverage.hits, bins, title).savefig(args.coverage_png)
         print(f"wrote {args.coverage_png}")
     if result.rtl_coverage is not None:
         from vtabench.report.coverage_html import write_report
@@ -147,7 +148,7 @@ def _run_programs(args: argparse.Namespace, targets: list[str], seed: int,
 
         print(rtl_coverage_report(result.rtl_coverage, args.rtl_coverage))
         index = write_report(args.rtl_coverage, result.rtl_coverage, result.coverage.hits,
-                             all_bins(), title)
+                             all_bins(result.coverage.cfg), title)
         print(f"coverage report: {index}")
     return 1 if result.failed else 0
 

@@ -46,6 +46,8 @@ def constants(cfg: Config) -> list[tuple[str, int, str]]:
         out.append((f"{buf}_ELEM_BYTES", elem, f"bytes of one {buf.lower()} element"))
     out.append(("ACC8_WIN_BEATS", cfg.acc8_win_beats, "bus beats the acc buffer takes per cycle: "
                 "a LOAD ACC_8BIT beat is written in 4 / ACC8_WIN_BEATS cycles"))
+    out.append(("AXI_DATA_WIDTH", cfg.axi_data_bits, "bits of the AXI4 master data bus: one DMA "
+                "beat"))
     for buf in ("uop", "inp", "wgt", "acc", "out"):
         log = getattr(cfg, f"log_{buf}_depth")
         out.append((f"LOG_{buf.upper()}_DEPTH", log, f"log2 of the {buf} buffer depth"))

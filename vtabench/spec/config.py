@@ -1,7 +1,7 @@
 """Hardware configurations: loading, checking and the sizes every design entry derives from them.
 
 A configuration is a JSON file in config/ with upstream VTA's keys (``vta_config.json``) and
-optional implementation keys (:data:`OPTIONAL_KEYS`, e.g. ACC8_WIN_BEATS). Every
+optional implementation keys (:data:`OPTIONAL_KEYS`, e.g. ACC8_WIN_BEATS, AXI_DATA_BITS). Every
 other size (element bytes, buffer depths, index widths, instruction field widths) is derived here,
 once, and the instruction layout (:mod:`vtabench.spec.isa.layout`), the generated SystemVerilog package,
 the OpenCL header and the Python constants all come from the :class:`Config` this module returns.
@@ -37,6 +37,9 @@ OPTIONAL_KEYS: dict[str, tuple[int, tuple[int, ...], str]] = {
                        "beat (int8 -> int32, four beats of int32) is written in one cycle (4) or "
                        "in four quarter-beat cycles (1: a quarter of the acc buffer's write "
                        "banks and muxes)"),
+    "AXI_DATA_BITS": (512, (128, 256, 512), "bits of the core's AXI4 master data bus, one DMA "
+                      "beat: at least one 128-bit instruction; narrower buses shrink every DMA "
+                      "window, fetch's beat buffer and the store's beat assembly"),
 }
 
 #: Dependency-token queue capacity (tokens) and per-stage command queue capacity (instructions).
@@ -77,6 +80,12 @@ class Config:
     log_acc_buff_size: int
     # --- optional keys (OPTIONAL_KEYS) ---------------------------------------------------------
     acc8_win_beats: int = OPTIONAL_KEYS["ACC8_WIN_BEATS"][0]
+    axi_data_bits: int = OPTIONAL_KEYS["AXI_DATA_BITS"][0]
+
+    @property
+    def bus_bytes(self) -> int:
+        """Bytes of one AXI data beat (AXI_DATA_BITS / 8)."""
+        return self.axi_data_bits // 8
 
     # --- tensor shape -----------------------------------------------------------------------
     @property

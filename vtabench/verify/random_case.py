@@ -28,7 +28,7 @@ from vtabench.spec.config import Config
 from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.isa.insn import Insn, decode_program
 from vtabench.spec.isa.layout import MemType, Opcode, mem_elem_bytes
-from vtabench.targets.rtl.simjob import BUS_BYTES, INSN_ALIGN, insn_offset
+from vtabench.targets.rtl.simjob import INSN_ALIGN, insn_offset
 from vtabench.verify.builder import TestProgram
 from vtabench.verify.illegal import DEFECTS, expected_outcomes
 from vtabench.verify.random_program import random_program
@@ -63,7 +63,7 @@ def random_case(cfg: Config, rng: np.random.Generator) -> RandomProgram:
     """A random program with a random run setup (see the module docstring)."""
     body = random_program(cfg, rng)
     setup = RunSetup(knobs=random_timing(rng),
-                     dram_base=BUS_BYTES * int(rng.integers(1, 64))
+                     dram_base=cfg.bus_bytes * int(rng.integers(1, 64))
                      if rng.random() < MOVED_IMAGE else 0,
                      insn_pad=16 * int(rng.integers(0, INSN_ALIGN // 16)))
     r, kind = rng.random(), "legal"
@@ -83,7 +83,8 @@ def random_case(cfg: Config, rng: np.random.Generator) -> RandomProgram:
         setup = replace(setup, kind=kind, insn_pad=setup.insn_pad + int(rng.integers(1, 16)),
                         expect={"rtl": Outcome(ErrorCode.ALIGN, (0,))})
     elif kind == "align.dram":
-        setup = replace(setup, kind=kind, dram_base=setup.dram_base + int(rng.integers(1, 64)),
+        setup = replace(setup, kind=kind,
+                        dram_base=setup.dram_base + int(rng.integers(1, cfg.bus_bytes)),
                         expect={"rtl": Outcome(ErrorCode.ALIGN, (0,))})
     return RandomProgram(body.name, insns, body.dram, setup)
 
@@ -131,10 +132,10 @@ def _fault(cfg: Config, body: TestProgram, setup: RunSetup, kind: str,
     if kind == "fault.fetch":
         start = insn_offset(setup.dram_base, body.dram.size, setup.insn_pad)
         j = int(rng.integers(0, len(insns)))
-        beat = (start + 16 * j) // BUS_BYTES * BUS_BYTES
+        beat = (start + 16 * j) // cfg.bus_bytes * cfg.bus_bytes
         first = max(0, (beat - start) // 16)
         return replace(setup, kind=kind, knobs={**setup.knobs, "fault_lo": beat,
-                                                "fault_hi": beat + BUS_BYTES},
+                                                "fault_hi": beat + cfg.bus_bytes},
                        expect={"rtl": Outcome(ErrorCode.AXI_RD, tuple(range(first + 1)))})
     owners = beat_owners(cfg, insns, Opcode.LOAD)
     stored = beat_owners(cfg, insns, Opcode.STORE)
@@ -143,14 +144,14 @@ def _fault(cfg: Config, body: TestProgram, setup: RunSetup, kind: str,
     if not alone:
         return setup
     beat, (index,) = alone[int(rng.integers(0, len(alone)))]
-    lo = setup.dram_base + beat * BUS_BYTES
+    lo = setup.dram_base + beat * cfg.bus_bytes
     return replace(setup, kind=kind, knobs={**setup.knobs, "fault_lo": lo,
-                                            "fault_hi": lo + BUS_BYTES},
+                                            "fault_hi": lo + cfg.bus_bytes},
                    expect={"rtl": Outcome(ErrorCode.AXI_RD, (index,))})
 
 
 def beat_owners(cfg: Config, insns: list[Insn], op: Opcode) -> dict[int, set[int]]:
-    """Bus beats of the image (byte offset // BUS_BYTES) that the LOADs (or STOREs) touch -> the
+    """Bus beats of the image (byte offset // bus bytes) that the LOADs (or STOREs) touch -> the
     instructions."""
     owners: dict[int, set[int]] = {}
     for i, insn in enumerate(insns):
@@ -159,6 +160,7 @@ def beat_owners(cfg: Config, insns: list[Insn], op: Opcode) -> dict[int, set[int
         eb = mem_elem_bytes(cfg, MemType(insn.memory_type))
         for y in range(insn.y_size):
             start = (insn.dram_base + y * insn.x_stride) * eb
-            for beat in range(start // BUS_BYTES, (start + insn.x_size * eb - 1) // BUS_BYTES + 1):
+            for beat in range(start // cfg.bus_bytes,
+                              (start + insn.x_size * eb - 1) // cfg.bus_bytes + 1):
                 owners.setdefault(beat, set()).add(i)
     return owners

@@ -79,7 +79,7 @@ def alu_program(cfg: Config, iter_out: int, seed: int = 0) -> tuple[TestProgram,
 
 def load_program(cfg: Config, n_tiles: int, seed: int = 0) -> tuple[TestProgram, int]:
     """Load-bound program: one LOAD WGT of n_tiles contiguous tiles; returns (program, bus beats
-    of that load at 64-byte beats)."""
+    of that load: AXI_DATA_BITS / 8 bytes each)."""
     n_tiles = min(n_tiles, cfg.wgt_depth)
     rng = np.random.default_rng(seed)
     p = ProgramBuilder(cfg)
@@ -87,4 +87,4 @@ def load_program(cfg: Config, n_tiles: int, seed: int = 0) -> tuple[TestProgram,
                                            dtype=np.int8))
     p.load(MemType.WGT, 0, wgt, 1, n_tiles)
     p.finish()
-    return p.build(f"perf_load_{n_tiles}"), n_tiles * cfg.wgt_elem_bytes // 64
+    return p.build(f"perf_load_{n_tiles}"), n_tiles * cfg.wgt_elem_bytes // cfg.bus_bytes

@@ -55,8 +55,6 @@ BENCH_KNOB_SIGNALS = {k: f"dram_{k}_i" for k in BENCH_KNOBS}
 CLOCK_NS = 10
 INSN_ALIGN = 4096
 GUARD_BYTES = 4096
-#: The bench's AXI data width in bytes (vta_tb_top AxiDataWidth / 8): one read or write beat.
-BUS_BYTES = 64
 
 
 class RtlRunError(RuntimeError):

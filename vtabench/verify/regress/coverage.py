@@ -20,7 +20,7 @@ from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.contracts.stages import TokenQueue
 from vtabench.spec.isa.layout import AluOp, MemType, Opcode, mem_depth, mem_elem_bytes
 from vtabench.spec.tokens import POP_QUEUES, PUSH_QUEUES, Stage, schedule, stage_of
-from vtabench.targets.rtl.simjob import BUS_BYTES, DRAM_KNOBS, INSN_ALIGN, insn_offset
+from vtabench.targets.rtl.simjob import DRAM_KNOBS, INSN_ALIGN, insn_offset
 from vtabench.verify.illegal import DEFECTS
 from vtabench.verify.random_case import KINDS
 from vtabench.verify.run_setup import setup_of
@@ -48,18 +48,21 @@ LATENCY_CLASSES = ("low", "mid", "high")
 TIMING_BINS = ("ideal", *(f"{k}.{c}" for k in ("rd_latency", "wr_latency")
                           for c in LATENCY_CLASSES), "rd_gap", "stall.light", "stall.heavy",
                "rd_reorder")
-#: Instruction stream: each 16-byte lane of a bus beat, not at a fetch group (512 B) start,
-#: across a 4 KiB boundary; the image at a nonzero DRAM base.
-ALIGN_BINS = (*(f"insn.lane{k}" for k in range(BUS_BYTES // 16)), "insn.mid_group",
-              "insn.cross_4k", "dram_base.moved")
 #: Error codes some generated case expects (DEADLOCK: no valid or generated stream has one).
 EXPECTED_ERRORS = tuple(c for c in ErrorCode if c not in (ErrorCode.NONE, ErrorCode.DEADLOCK))
-#: Fetch's requests stay inside groups of this many bytes (vta_fetch.sv GroupBytes).
-FETCH_GROUP_BYTES = 8 * BUS_BYTES
+#: Fetch's requests stay inside groups of this many bus beats (vta_fetch.sv GroupBytes).
+FETCH_GROUP_BEATS = 8
 
 
-def all_bins() -> list[str]:
-    """Every bin of the model, in report order."""
+def align_bins(cfg: Config) -> list[str]:
+    """Instruction stream: each 16-byte lane of a bus beat (AXI_DATA_BITS / 128 of them), not at
+    a fetch group start, across a 4 KiB boundary; the image at a nonzero DRAM base."""
+    return [*(f"insn.lane{k}" for k in range(cfg.bus_bytes // 16)), "insn.mid_group",
+            "insn.cross_4k", "dram_base.moved"]
+
+
+def all_bins(cfg: Config) -> list[str]:
+    """Every bin of the model for ``cfg``, in report order."""
     bins = [f"kind/LOAD.{m.name}" for m in LOADED_MEMS]
     bins += ["kind/STORE.OUT", "kind/GEMM", "kind/ALU", "kind/FINISH"]
     bins += [f"pad/{m.name}.{f}" for m in PADDED_MEMS for f in PAD_FIELDS]
@@ -85,7 +88,7 @@ def all_bins() -> list[str]:
     bins += [f"queue/{q.name}.{level}" for q in TokenQueue for level in QUEUE_LEVELS]
     bins += [f"queue/cmd_{s.name}.full" for s in Stage]
     bins += [f"timing/{b}" for b in TIMING_BINS]
-    bins += [f"align/{b}" for b in ALIGN_BINS]
+    bins += [f"align/{b}" for b in align_bins(cfg)]
     bins += [f"error/{c.name}" for c in EXPECTED_ERRORS]
     bins += [f"case/{k}" for k in KINDS if k != "illegal"]
     bins += [f"illegal/{d}" for d in DEFECTS]
@@ -161,8 +164,8 @@ class FunctionalCoverage:
             self.hit("timing/rd_reorder")
         start = insn_offset(setup.dram_base, image_bytes, setup.insn_pad)
         if start % 16 == 0:
-            self.hit(f"align/insn.lane{start % BUS_BYTES // 16}")
-            if start % FETCH_GROUP_BYTES:
+            self.hit(f"align/insn.lane{start % self.cfg.bus_bytes // 16}")
+            if start % (FETCH_GROUP_BEATS * self.cfg.bus_bytes):
                 self.hit("align/insn.mid_group")
             if start // INSN_ALIGN != (start + 16 * n_insns - 1) // INSN_ALIGN:
                 self.hit("align/insn.cross_4k")
@@ -317,14 +320,14 @@ class FunctionalCoverage:
         self.hits.update(other.hits if isinstance(other, FunctionalCoverage) else other)
 
     def uncovered(self) -> list[str]:
-        return [b for b in all_bins() if not self.hits[b]]
+        return [b for b in all_bins(self.cfg) if not self.hits[b]]
 
     def percent(self) -> float:
-        bins = all_bins()
+        bins = all_bins(self.cfg)
         return 100.0 * sum(1 for b in bins if self.hits[b]) / len(bins)
 
     def report(self) -> str:
-        bins = all_bins()
+        bins = all_bins(self.cfg)
         lines = [f"functional coverage: {self.percent():.1f}% "
                  f"({len(bins) - len(self.uncovered())}/{len(bins)} bins)"]
         groups: dict[str, list[str]] = {}

@@ -9,7 +9,7 @@
 // error (error_o != 0), when the AXI master is quiet. See docs/rtl.md.
 module vta_core import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg::*; #(
   parameter int unsigned AxiAddrWidth = 64,
-  parameter int unsigned AxiDataWidth = 512,
+  parameter int unsigned AxiDataWidth = vta_pkg::AXI_DATA_WIDTH,
   parameter int unsigned AxiIdWidth   = 4
 ) (
   input  logic                      clk_i,

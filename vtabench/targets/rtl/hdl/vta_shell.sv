@@ -15,7 +15,7 @@
 // absolute element indices relative to DRAM_BASE (drivers write 0 to all of them).
 module vta_shell #(
   parameter int unsigned AxiAddrWidth = 64,
-  parameter int unsigned AxiDataWidth = 512,
+  parameter int unsigned AxiDataWidth = vta_pkg::AXI_DATA_WIDTH,
   parameter int unsigned AxiIdWidth   = 4
 ) (
   input  logic                      clk_i,

@@ -22,6 +22,7 @@
 #define VTA_OUT_ELEM_BYTES 32u  /* bytes of one out element */
 #define VTA_ACC8_ELEM_BYTES 32u  /* bytes of one acc8 element */
 #define VTA_ACC8_WIN_BEATS 4u  /* bus beats the acc buffer takes per cycle: a LOAD ACC_8BIT beat is written in 4 / ACC8_WIN_BEATS cycles */
+#define VTA_AXI_DATA_WIDTH 512u  /* bits of the AXI4 master data bus: one DMA beat */
 #define VTA_LOG_UOP_DEPTH 13u  /* log2 of the uop buffer depth */
 #define VTA_UOP_DEPTH 8192u  /* elements in the uop buffer */
 #define VTA_LOG_INP_DEPTH 11u  /* log2 of the inp buffer depth */

@@ -9,7 +9,7 @@
 // NumIn + NumOut + 72 flip-flops and a few hundred LUTs (counted in the report).
 module vta_fpga_top #(
   parameter int unsigned AxiAddrWidth = 64,
-  parameter int unsigned AxiDataWidth = 512,
+  parameter int unsigned AxiDataWidth = vta_pkg::AXI_DATA_WIDTH,
   parameter int unsigned AxiIdWidth   = 4
 ) (
   input  logic       clk_i,

@@ -5,7 +5,7 @@
 // the core was still asking for one (the core must finish on a quiet bus, after an error too).
 module vta_tb_top #(
   parameter int unsigned AxiAddrWidth = 64,
-  parameter int unsigned AxiDataWidth = 512,
+  parameter int unsigned AxiDataWidth = vta_pkg::AXI_DATA_WIDTH,
   parameter int unsigned AxiIdWidth   = 4,
   parameter int unsigned MaxReads     = 16,
   parameter int unsigned MaxWrites    = 16

@@ -5,7 +5,7 @@
 // into the DRAM model's storage (a file both sides have mapped).
 module vta_pcie_top #(
   parameter int unsigned AxiAddrWidth = 64,
-  parameter int unsigned AxiDataWidth = 512,
+  parameter int unsigned AxiDataWidth = vta_pkg::AXI_DATA_WIDTH,
   parameter int unsigned AxiIdWidth   = 4
 ) (
   input  logic                    clk_i,

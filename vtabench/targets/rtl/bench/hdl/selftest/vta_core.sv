@@ -4,7 +4,7 @@
 // error_o = 1 when a response was not OKAY. It exercises AR/R/AW/W/B, bursts and back-pressure.
 module vta_core #(
   parameter int unsigned AxiAddrWidth = 64,
-  parameter int unsigned AxiDataWidth = 512,
+  parameter int unsigned AxiDataWidth = vta_pkg::AXI_DATA_WIDTH,
   parameter int unsigned AxiIdWidth   = 4
 ) (
   input  logic                      clk_i,

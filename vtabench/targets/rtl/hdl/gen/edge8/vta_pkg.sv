@@ -23,6 +23,7 @@ package vta_pkg;
   localparam int unsigned OUT_ELEM_BYTES = 32'd8;  // bytes of one out element
   localparam int unsigned ACC8_ELEM_BYTES = 32'd8;  // bytes of one acc8 element
   localparam int unsigned ACC8_WIN_BEATS = 32'd1;  // bus beats the acc buffer takes per cycle: a LOAD ACC_8BIT beat is written in 4 / ACC8_WIN_BEATS cycles
+  localparam int unsigned AXI_DATA_WIDTH = 32'd128;  // bits of the AXI4 master data bus: one DMA beat
   localparam int unsigned LOG_UOP_DEPTH = 32'd13;  // log2 of the uop buffer depth
   localparam int unsigned UOP_DEPTH = 32'd8192;  // elements in the uop buffer
   localparam int unsigned LOG_INP_DEPTH = 32'd11;  // log2 of the inp buffer depth
