@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from vtabench.targets.rtl.fpga import (FlowError, deepest_paths, ecp5_line, main,
-                                        parse_nextpnr_report, synth_ecp5)
+from vtabench.targets.rtl.fpga import (NEXTPNR_PROGRESS, FlowError, deepest_paths,
+                                       echo_progress, ecp5_line, main, parse_nextpnr_report,
+                                       synth_ecp5)
 from vtabench.targets.rtl.verilator import HDL_DIR
 
 
@@ -72,3 +73,18 @@ def test_report_parsing_takes_the_slowest_clock_and_the_critical_path():
         "BRAM 150")
     with pytest.raises(FlowError, match="no clock"):
         parse_nextpnr_report({"fmax": {}})
+
+
+def test_nextpnr_progress_echoes_placer_timing_and_router_lines(tmp_path, capsys):
+    # The flow echoes these lines while nextpnr runs (its log is the only output for 10+ min).
+    log = tmp_path / "nextpnr.log"
+    log.write_text("Info: Packing IOs..\nInfo: HeAP Placer Time: 58.35s\n"
+                   "Info: Max frequency for clock 'clk': 70.12 MHz (FAIL at 100.00 MHz)\n"
+                   "Info:     iter=1 wires=449110 overused=36253 overuse=43993 archfail=NA\n"
+                   "Info:     iter=2 wires=462694 over")   # a line still being written
+    seen = echo_progress("nextpnr-ecp5", log, 0, NEXTPNR_PROGRESS, 0.0)
+    out = capsys.readouterr().out.splitlines()
+    assert seen == 4 and len(out) == 3
+    assert "HeAP Placer Time" in out[0] and "70.12 MHz" in out[1] and "overused=36253" in out[2]
+    assert echo_progress("nextpnr-ecp5", log, seen, NEXTPNR_PROGRESS, 0.0) == 4
+    assert capsys.readouterr().out == ""

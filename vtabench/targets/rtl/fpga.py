@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -83,16 +84,46 @@ def _rel(path: Path, cwd: Path) -> str:
     return os.path.relpath(path, cwd)
 
 
-def _run(step: str, cmd: list[str], log: Path) -> float:
-    """Run one tool in the folder of its log; returns its wall time. Raises FlowError with the
-    log's tail on failure."""
+#: Lines of nextpnr's log worth a progress line: the end of each placer, the timing estimate
+#: after placement, each router2 iteration (its overused wires fall to 0 when routing converges).
+NEXTPNR_PROGRESS = re.compile(r"HeAP Placer Time|SA placement time|Max frequency for clock"
+                              r"|iter=\d+ .*overused=|Router2 time|Critical path report")
+
+
+def _run(step: str, cmd: list[str], log: Path, progress: re.Pattern[str] | None = None) -> float:
+    """Run one tool in the folder of its log; returns its wall time. ``progress``: the log lines
+    to echo (with the elapsed time) while the tool runs, so a 30-minute place and route is not
+    silent. Raises FlowError with the log's tail on failure."""
     t0 = time.monotonic()
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=log.parent)
-    if r.returncode != 0:
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          cwd=log.parent) as proc:
+        seen = 0
+        while True:
+            try:
+                out, _ = proc.communicate(timeout=10)
+                break
+            except subprocess.TimeoutExpired:
+                if progress is not None and log.exists():
+                    seen = echo_progress(step, log, seen, progress, t0)
+        if progress is not None and log.exists():
+            echo_progress(step, log, seen, progress, t0)
+    if proc.returncode != 0:
         tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
-        raise FlowError(f"{step} failed (exit {r.returncode}); log {log}:\n{tail}\n"
-                        f"{(r.stdout + r.stderr)[-2000:]}")
+        raise FlowError(f"{step} failed (exit {proc.returncode}); log {log}:\n{tail}\n"
+                        f"{(out or '')[-2000:]}")
     return time.monotonic() - t0
+
+
+def echo_progress(step: str, log: Path, seen: int, progress: re.Pattern[str],
+                   t0: float) -> int:
+    """Print the lines of ``log`` past line ``seen`` that match ``progress``; returns the
+    number of complete lines read."""
+    lines = log.read_text(errors="replace").split("\n")[:-1]   # the last one may be partial
+    for line in lines[seen:]:
+        if progress.search(line):
+            text = line.removeprefix("Info:").strip()
+            print(f"  {step} {time.monotonic() - t0:6.0f} s  {text}", flush=True)
+    return len(lines)
 
 
 def yosys(step: str, script: str, log: Path) -> float:
@@ -152,7 +183,7 @@ def place_and_route(netlist: Path, device: Ecp5Device, freq_mhz: float, seed: in
            "--json", _rel(netlist, workdir), "--freq", f"{freq_mhz:g}", "--seed", str(seed),
            "--router", router, "--lpf-allow-unconstrained", "--timing-allow-fail",
            "--report", report.name, "--textcfg", "routed.config", "-q", "-l", log.name]
-    seconds = _run("nextpnr-ecp5", cmd, log)
+    seconds = _run("nextpnr-ecp5", cmd, log, progress=NEXTPNR_PROGRESS)
     return {**parse_nextpnr_report(json.loads(report.read_text())), "seconds": round(seconds, 1)}
 
 
