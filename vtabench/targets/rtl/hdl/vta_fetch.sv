@@ -55,6 +55,8 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   localparam int unsigned CredW       = 8;
   localparam int unsigned LogGroup    = $clog2(GroupBytes);
   localparam int unsigned LaneW       = (InsnPerBeat > 1) ? $clog2(InsnPerBeat) : 1;
+  localparam int unsigned GrpW        = LogGroup + 1;            // 0..GroupBytes
+  localparam int unsigned BeatW       = LogGroup - LogBus + 2;   // 0..2*GroupBeats
 
   logic              act_q;
   logic [31:0]       count_q;
@@ -73,22 +75,30 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   logic [31:0]       err_idx_q;
 
   // ---------------------------------------------------------------- requests
-  // the next request, from registers; registered into rq_*_q while none is presented
-  logic [LogGroup:0] grp_off, grp_end;      // req_addr_q and its last byte inside the group
-  logic [31:0]   req_bytes, rem_bytes, grp_bytes, req_beats, req_n;
-  logic          req_ok, req_hs;
+  // the next request, from registers; registered into rq_*_q while none is presented. The
+  // arithmetic is as wide as a group (GrpW bits) and its beats (BeatW), not 32 bits: a request
+  // never leaves its group, so the remaining bytes only matter below GroupBytes (rem_small).
+  logic [GrpW-1:0]  grp_off, grp_end;      // req_addr_q and its last byte inside the group
+  logic [GrpW-1:0]  grp_bytes, rem_low, req_bytes;
+  logic [31:0]      rem_bytes, req_n;
+  logic [BeatW-1:0] req_beats;
+  logic [CredW:0]   cred_need;
+  logic             rem_small, req_ok, req_hs;
 
   always_comb begin
-    grp_off   = (LogGroup + 1)'(req_addr_q[LogGroup-1:0]);
+    grp_off   = GrpW'(req_addr_q[LogGroup-1:0]);
     rem_bytes = req_rem_q << LogInsn;
-    grp_bytes = 32'(GroupBytes) - 32'(grp_off);
-    req_bytes = (rem_bytes < grp_bytes) ? rem_bytes : grp_bytes;
-    req_n     = req_bytes >> LogInsn;
+    rem_low   = rem_bytes[GrpW-1:0];
+    rem_small = (rem_bytes[31:GrpW] == '0);
+    grp_bytes = GrpW'(GroupBytes) - grp_off;
+    req_bytes = (rem_small && rem_low < grp_bytes) ? rem_low : grp_bytes;
+    req_n     = 32'(req_bytes >> LogInsn);
     // the request stays inside its group: its beats are those of its offsets in the group
-    grp_end   = grp_off + (LogGroup + 1)'(req_bytes) - (LogGroup + 1)'(1);
-    req_beats = 32'(grp_end >> LogBus) - 32'(grp_off >> LogBus) + 32'd1;
+    grp_end   = grp_off + req_bytes - GrpW'(1);
+    req_beats = BeatW'(grp_end >> LogBus) - BeatW'(grp_off >> LogBus) + BeatW'(1);
+    cred_need = (CredW + 1)'(cred_q) + (CredW + 1)'(req_beats);
     req_ok    = act_q && !halt_i && (err_q == ERR_NONE) && (req_rem_q != '0) &&
-                (32'(cred_q) + req_beats <= 32'(BufBeats));
+                (cred_need <= (CredW + 1)'(BufBeats));
   end
 
   assign req_valid_o = rq_valid_q && !halt_i && (err_q == ERR_NONE);
@@ -229,7 +239,7 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
         req_rem_q  <= req_rem_q - rq_n_q;
       end else if (!rq_valid_q) begin
         rq_valid_q <= req_ok;
-        rq_bytes_q <= req_bytes;
+        rq_bytes_q <= 32'(req_bytes);
         rq_n_q     <= req_n;
         rq_beats_q <= CredW'(req_beats);
       end
