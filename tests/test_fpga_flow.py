@@ -3,13 +3,14 @@ synth_ecp5 of one small module in seconds, and the parsing of nextpnr's report."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from vtabench.targets.rtl.fpga import (NEXTPNR_PROGRESS, FlowError, deepest_paths,
                                        echo_progress, ecp5_line, main, parse_nextpnr_report,
-                                       synth_ecp5)
+                                       path_sources, synth_ecp5)
 from vtabench.targets.rtl.verilator import HDL_DIR
 
 
@@ -88,3 +89,18 @@ def test_nextpnr_progress_echoes_placer_timing_and_router_lines(tmp_path, capsys
     assert "HeAP Placer Time" in out[0] and "70.12 MHz" in out[1] and "overused=36253" in out[2]
     assert echo_progress("nextpnr-ecp5", log, seen, NEXTPNR_PROGRESS, 0.0) == 4
     assert capsys.readouterr().out == ""
+
+
+def test_critical_path_cells_are_named_by_their_rtl_source(tmp_path):
+    # nextpnr names cells after Yosys' nets; the flow reports the always block's file and line.
+    def cell(src):
+        return {"attributes": {"src": src}}
+    netlist = tmp_path / "top.json"
+    netlist.write_text(json.dumps({"modules": {"vta_fpga_top": {"cells": {
+        "q_a": cell("src/vta_fetch.sv:189.3-254.6|/share/lattice/cells_map_trellis.v:73.1-73.2"),
+        "lut1": cell("src/vta_fifo.sv:65.3-82.6"), "carry": cell("/share/lattice/arith.v:4.1"),
+        "lut2": cell("src/vta_fifo.sv:70.1-70.9"), "q_b": cell("src/vta_store.sv:12.3-40.6")}}}}))
+    crit = {"start": "q_a", "end": "q_b", "through": ["lut1", "carry", "lut2", "gone", "q_b"]}
+    assert path_sources(netlist, crit) == {"start_src": "vta_fetch.sv:189",
+                                           "end_src": "vta_store.sv:12",
+                                           "through_src": ["vta_fifo.sv", "vta_store.sv"]}

@@ -184,7 +184,35 @@ def place_and_route(netlist: Path, device: Ecp5Device, freq_mhz: float, seed: in
            "--router", router, "--lpf-allow-unconstrained", "--timing-allow-fail",
            "--report", report.name, "--textcfg", "routed.config", "-q", "-l", log.name]
     seconds = _run("nextpnr-ecp5", cmd, log, progress=NEXTPNR_PROGRESS)
-    return {**parse_nextpnr_report(json.loads(report.read_text())), "seconds": round(seconds, 1)}
+    pnr = parse_nextpnr_report(json.loads(report.read_text()))
+    pnr["critical_path"].update(path_sources(netlist, pnr["critical_path"]))
+    return {**pnr, "seconds": round(seconds, 1)}
+
+
+#: An RTL file and line in a Yosys ``src`` attribute ("src/vta_fetch.sv:189.3-254.6|...");
+#: techmap sources (.v files of the Yosys share) do not match.
+_RTL_SRC = re.compile(r"([\w.]+\.sv):(\d+)")
+
+
+def path_sources(netlist: Path, crit: dict[str, Any], top: str = HARNESS_TOP) -> dict[str, Any]:
+    """Where a critical path is in the RTL: the source line (``file:line`` from Yosys' ``src``
+    attribute) of its start and end cell, and the RTL files of the cells it passes, in order.
+    nextpnr names cells after Yosys' generated nets, which say little; the sources say which
+    always block to pipeline. Cells that techmapping left without a source (carry chains,
+    most LUTs) are skipped."""
+    cells = json.loads(netlist.read_text())["modules"][top]["cells"]
+
+    def src(name: str) -> str:
+        m = _RTL_SRC.search(str(cells.get(name, {}).get("attributes", {}).get("src", "")))
+        return f"{m[1]}:{m[2]}" if m else ""
+
+    through: list[str] = []
+    for name in crit.get("through", []):
+        f = src(name).split(":")[0]
+        if f and (not through or through[-1] != f):
+            through.append(f)
+    return {"start_src": src(crit.get("start", "")), "end_src": src(crit.get("end", "")),
+            "through_src": through}
 
 
 def parse_nextpnr_report(rep: dict[str, Any]) -> dict[str, Any]:
@@ -430,10 +458,12 @@ def main(argv: list[str] | None = None) -> int:
             pnr = place_and_route(Path(syn["netlist"]), DEVICES[a.device], a.freq, a.seed, work,
                                   a.router)
             crit = pnr["critical_path"]
+            via = " via " + ", ".join(crit["through_src"]) if crit.get("through_src") else ""
             print(f"nextpnr-ecp5 {a.device}: {pnr['seconds']:.0f} s; critical path "
-                  f"{crit.get('start')} -> {crit.get('end')}: {crit.get('logic_levels')} logic "
-                  f"levels, {crit.get('logic_ns')} ns logic + {crit.get('routing_ns')} ns routing",
-                  flush=True)
+                  f"{crit.get('start_src') or crit.get('start')} -> "
+                  f"{crit.get('end_src') or crit.get('end')}{via}: {crit.get('logic_levels')} "
+                  f"logic levels, {crit.get('logic_ns')} ns logic + {crit.get('routing_ns')} ns "
+                  "routing (cell names in results/fpga/CONFIG.json)", flush=True)
             summary.update({"config": a.config, "device": a.device, "seed": a.seed,
                             "router": a.router,
                             "synth_ecp5": syn, "pnr": pnr,
