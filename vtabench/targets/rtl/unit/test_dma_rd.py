@@ -21,7 +21,7 @@ from vtabench.spec.config import load_config
 from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.isa import Insn, MemType, Opcode, encode_program, mem_depth, mem_elem_bytes
 
-BUS = 64
+BUS = 64  # bytes of a beat: the module's default BusBytes (not a configuration's bus width)
 WIN = params().get("WinBytes", BUS)   # buffer write window (4 beats: the compute stage's DMA)
 DRAM_OFF = 0x2000
 DRAM_BYTES = 1 << 18

@@ -18,7 +18,7 @@ import numpy as np
 
 from vtabench.targets.rtl.unit.clocked_tb import ClockedTB, val
 
-BUS = 64
+BUS = 64  # bytes of a beat: the module's default AxiDataWidth 512 (not a configuration's bus)
 NRD = 3
 MEM_BYTES = 1 << 16
 WINDOW = 4096
