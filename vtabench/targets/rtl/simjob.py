@@ -142,7 +142,7 @@ def estimate_cycles(cfg: Config, code: bytes) -> int:
     from vtabench.spec.isa.layout import MemType, Opcode
 
     total = 0
-    bus = 64
+    bus = cfg.bus_bytes
     for i in range(len(code) // 16):
         word = int.from_bytes(code[16 * i:16 * i + 16], "little")
         try:

@@ -51,7 +51,7 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   localparam int unsigned InsnPerBeat = BusBytes / InsnBytes;
   localparam int unsigned GroupBeats  = 8;                       // beats per request at most
   localparam int unsigned GroupBytes  = GroupBeats * BusBytes;
-  localparam int unsigned BufBeats    = 8 * GroupBeats;  // 256 instructions ahead
+  localparam int unsigned BufBeats    = 8 * GroupBeats;  // 64 beats: 256 instructions ahead at 512 bits, 64 at 128
   localparam int unsigned CredW       = 8;
   localparam int unsigned LogGroup    = $clog2(GroupBytes);
   localparam int unsigned LaneW       = (InsnPerBeat > 1) ? $clog2(InsnPerBeat) : 1;
@@ -113,7 +113,7 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   vta_fifo #(
     .Width  (BusBytes * 8),
     .Depth  (BufBeats),
-    .LutRam (1'b0)       // 64 x 512 bits: block RAM (15 DP16KD on ECP5), not 512 LUT-RAM slices
+    .LutRam (1'b0)       // block RAM, not LUT RAM (ECP5: 15 DP16KD at 512 bits, 4 at 128)
   ) u_beats (
     .clk_i    (clk_i),
     .rst_ni   (rst_ni),
