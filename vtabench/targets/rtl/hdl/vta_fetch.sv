@@ -51,7 +51,7 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   localparam int unsigned InsnPerBeat = BusBytes / InsnBytes;
   localparam int unsigned GroupBeats  = 8;                       // beats per request at most
   localparam int unsigned GroupBytes  = GroupBeats * BusBytes;
-  localparam int unsigned BufBeats    = 8 * GroupBeats;  // 64 beats: 256 instructions ahead at 512 bits, 64 at 128
+  localparam int unsigned BufBeats    = 8 * GroupBeats;  // 256 insns at 512 bits, 64 at 128
   localparam int unsigned CredW       = 8;
   localparam int unsigned LogGroup    = $clog2(GroupBytes);
   localparam int unsigned LaneW       = (InsnPerBeat > 1) ? $clog2(InsnPerBeat) : 1;
