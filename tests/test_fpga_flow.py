@@ -10,7 +10,7 @@ import pytest
 
 from vtabench.targets.rtl.fpga import (NEXTPNR_PROGRESS, FlowError, deepest_paths,
                                        echo_progress, ecp5_line, main, parse_nextpnr_report,
-                                       path_sources, synth_ecp5)
+                                       path_sources, summarize_path, synth_ecp5)
 from vtabench.targets.rtl.verilator import HDL_DIR
 
 
@@ -104,3 +104,30 @@ def test_critical_path_cells_are_named_by_their_rtl_source(tmp_path):
     assert path_sources(netlist, crit) == {"start_src": "vta_fetch.sv:189",
                                            "end_src": "vta_store.sv:12",
                                            "through_src": ["vta_fifo.sv", "vta_store.sv"]}
+
+
+def test_routing_map_counts_switches_per_tile_and_marks_block_ram_and_dsp(tmp_path):
+    from vtabench.report.fpga_map import routing_map_figure, tile_use
+
+    cfg = tmp_path / "routed.config"
+    cfg.write_text(".device LFE5UM5G-85F\n.tile R2C3:PLC2\narc: A B\narc: C D\nword: X 01\n"
+                   ".tile CIB_R4C1:CIB_EBR\narc: E F\n"
+                   ".tile_group MIB_R4C1:MIB_EBR0 MIB_R4C2:MIB_EBR1\nword: EBR0.WID 0\n"
+                   ".tile MIB_R6C5:MIB_DSP0\nword: MULT 1\n.tile R2C3:PLC2\narc: G H\n")
+    use = tile_use(cfg)
+    assert use.pips.shape == (7, 6)
+    assert use.pips[2, 3] == 3 and use.pips[4, 1] == 1 and use.pips.sum() == 4
+    assert use.ebr == {(4, 1)} and use.dsp == {(6, 5)}
+    fig = routing_map_figure(use, [[3, 2], [1, 4]], "title", "critical path")
+    assert fig.axes[0].get_title() == "title"
+    fig.savefig(tmp_path / "map.png")
+    assert (tmp_path / "map.png").stat().st_size > 1000
+
+
+def test_report_parsing_keeps_the_critical_path_tiles_in_order():
+    def seg(kind, a, b):
+        return {"type": kind, "from": {"cell": a[0], "loc": a[1]}, "to": {"cell": b[0], "loc": b[1]}}
+    a, b, c = ("a", [1, 2]), ("b", [5, 2]), ("c", [5, 9])
+    seg = [seg("clk-to-q", a, a), seg("routing", a, b), seg("logic", b, b), seg("routing", b, c),
+           seg("setup", c, c)]
+    assert summarize_path({"path": seg})["locs"] == [[1, 2], [5, 2], [5, 9]]

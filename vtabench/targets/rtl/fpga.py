@@ -231,8 +231,15 @@ def parse_nextpnr_report(rep: dict[str, Any]) -> dict[str, Any]:
 
 
 def summarize_path(path: dict[str, Any]) -> dict[str, Any]:
-    """A critical path as start cell, end cell, logic and routing delay and logic levels."""
+    """A critical path as start cell, end cell, logic and routing delay, logic levels and the
+    tile (x, y) of every cell on it in order (``locs``, for the routing map)."""
     segs = path.get("path") or []
+    locs: list[list[int]] = []
+    for s in segs:
+        for end in ("from", "to"):
+            loc = s.get(end, {}).get("loc")
+            if loc and (not locs or locs[-1] != loc):
+                locs.append(loc)
     logic = sum(float(s.get("delay", 0)) for s in segs if s.get("type") != "routing")
     routing = sum(float(s.get("delay", 0)) for s in segs if s.get("type") == "routing")
     levels = sum(1 for s in segs if s.get("type") == "logic")
@@ -241,7 +248,27 @@ def summarize_path(path: dict[str, Any]) -> dict[str, Any]:
             "start": segs[0]["from"]["cell"] if segs else "",
             "end": segs[-1]["to"]["cell"] if segs else "",
             "logic_ns": round(logic, 2), "routing_ns": round(routing, 2),
-            "logic_levels": levels, "through": cells}
+            "logic_levels": levels, "through": cells,
+            "locs": locs}
+
+
+def routing_map(workdir: Path, pnr: dict[str, Any], cfg_name: str, device: str) -> Path:
+    """Draw the routed design's routing use and critical path (vtabench.report.fpga_map) from
+    workdir/routed.config; returns the PNG's path (results/fpga/CONFIG-routing.png)."""
+    from vtabench.report.fpga_map import routing_map_figure, tile_use
+
+    crit = pnr["critical_path"]
+    where = f" ({crit['start_src']} -> {crit['end_src']})" if crit.get("start_src") else ""
+    fig = routing_map_figure(
+        tile_use(workdir / "routed.config"), crit.get("locs", []),
+        f"{cfg_name} on {device}, routed: {pnr['fmax_mhz']:.1f} MHz (target "
+        f"{pnr['target_mhz']:g} MHz)",
+        f"critical path{where}: {crit.get('logic_levels')} levels, {crit.get('logic_ns')} ns "
+        f"logic + {crit.get('routing_ns')} ns routing")
+    out = results_root() / "fpga" / f"{cfg_name}-routing.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    return out
 
 
 def ecp5_resources(util: dict[str, dict[str, int]]) -> dict[str, int]:
@@ -464,6 +491,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{crit.get('end_src') or crit.get('end')}{via}: {crit.get('logic_levels')} "
                   f"logic levels, {crit.get('logic_ns')} ns logic + {crit.get('routing_ns')} ns "
                   "routing (cell names in results/fpga/CONFIG.json)", flush=True)
+            print(f"routing map: {routing_map(work, pnr, a.config, a.device)}", flush=True)
             summary.update({"config": a.config, "device": a.device, "seed": a.seed,
                             "router": a.router,
                             "synth_ecp5": syn, "pnr": pnr,
