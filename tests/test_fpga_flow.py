@@ -125,9 +125,10 @@ def test_routing_map_counts_switches_per_tile_and_marks_block_ram_and_dsp(tmp_pa
 
 
 def test_report_parsing_keeps_the_critical_path_tiles_in_order():
-    def seg(kind, a, b):
-        return {"type": kind, "from": {"cell": a[0], "loc": a[1]}, "to": {"cell": b[0], "loc": b[1]}}
+    def step(kind, src, dst):
+        return {"type": kind, "from": {"cell": src[0], "loc": src[1]},
+                "to": {"cell": dst[0], "loc": dst[1]}}
     a, b, c = ("a", [1, 2]), ("b", [5, 2]), ("c", [5, 9])
-    seg = [seg("clk-to-q", a, a), seg("routing", a, b), seg("logic", b, b), seg("routing", b, c),
-           seg("setup", c, c)]
+    seg = [step("clk-to-q", a, a), step("routing", a, b), step("logic", b, b),
+           step("routing", b, c), step("setup", c, c)]
     assert summarize_path({"path": seg})["locs"] == [[1, 2], [5, 2], [5, 9]]
