@@ -167,6 +167,21 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   logic        beat_last;
   logic [BusBytes-1:0] beat_mask;
   logic [SrcPerSub-1:0] q_mask;
+  // the row's beats, without a wide add per beat. With R = row_len - 1 + alo (the row's last
+  // byte, counted from its first beat's start), beat k is the last when R >> LogBus == k, and
+  // its last byte is R mod BusBytes. Split row_len - 1 = lhi * BusBytes + lm1_lo (registered in
+  // S_SUM): R mod BusBytes = (lm1_lo + alo) mod BusBytes and R >> LogBus = lhi + carry, a
+  // LogBus-bit add of the descriptor. A down-counter of the beats left (cnt_q, from the first
+  // beat on) with its zero flag registered gives the last beat: an equality, not a compare.
+  localparam int unsigned CntW = 32 - LogBus;
+  logic [LogBus-1:0] lm1_lo_q;              // (row_len - 1) mod BusBytes
+  logic [CntW-1:0]   lhi_q, lhi_m1_q;       // (row_len - 1) >> LogBus, and that minus 1
+  logic              lhi_zero_q, lhi_one_q; // lhi_q == 0, lhi_q == 1
+  logic [CntW-1:0]   cnt_q, cnt_d;          // beats of the row after the current one
+  logic              cnt_zero_q, cnt_zero_d;
+  logic [LogBus:0]   lo_sum;                // lm1_lo + alo
+  logic              lo_carry;              // R >> LogBus = lhi + lo_carry
+  logic [LogBus-1:0] r_lo;                  // R mod BusBytes: the last beat's last byte
 
   assign xp0_bytes  = 32'(xp0_q) << lseb;
   assign xp1_bytes  = 32'(xp1_q) << lseb;
@@ -181,18 +196,18 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
     pad_n = (pad_left_q < 32'(WinBytes)) ? pad_left_q : 32'(WinBytes);
   end
 
-  // byte i of the beat is row data when 0 <= off_cur + i < row_len; the beat is the row's
-  // last when row_len - off_cur <= BusBytes (three carry chains for the beat, not two per byte)
-  vta_span_mask #(
-    .Lanes    (BusBytes),
-    .OffWidth (34),
-    .LenWidth (32)
-  ) u_beat_span (
-    .off_i  (off_cur),
-    .len_i  (row_len),
-    .mask_o (beat_mask),
-    .last_o (beat_last)
-  );
+  // byte i of the beat is row data when 0 <= off_cur + i < row_len: on the first beat
+  // (off_cur = -alo) from byte alo on, on the last up to byte r_lo; the beat is the row's last
+  // when row_len - off_cur <= BusBytes
+  always_comb begin
+    lo_sum    = (LogBus + 1)'(lm1_lo_q) + (LogBus + 1)'(df_alo);
+    lo_carry  = lo_sum[LogBus];
+    r_lo      = lo_sum[LogBus-1:0];
+    beat_last = first_q ? (lhi_zero_q && !lo_carry) : cnt_zero_q;
+    for (int unsigned i = 0; i < BusBytes; i++) begin
+      beat_mask[i] = (!first_q || (LogBus'(i) >= df_alo)) && (!beat_last || (LogBus'(i) <= r_lo));
+    end
+  end
 
   // what the writer does at the start of SRAM row er_y (0 after the checks, else the next row)
   logic [16:0] er_y;
@@ -228,6 +243,8 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
     off_d      = off_q;
     first_d    = first_q;
     sub_d      = sub_q;
+    cnt_d      = cnt_q;
+    cnt_zero_d = cnt_zero_q;
     next_row   = 1'b0;
     r_ready_o  = 1'b0;
     df_pop     = 1'b0;
@@ -298,6 +315,14 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
                 end
                 first_d = 1'b0;
                 off_d   = off_cur + 34'(BusBytes);
+                // beats left after this one: lhi + lo_carry - 1 after the first, then down by 1
+                if (first_q) begin
+                  cnt_d      = lo_carry ? lhi_q : lhi_m1_q;
+                  cnt_zero_d = lo_carry ? lhi_zero_q : lhi_one_q;
+                end else begin
+                  cnt_d      = cnt_q - CntW'(1);
+                  cnt_zero_d = (cnt_q == CntW'(1));
+                end
                 if (beat_last) begin
                   df_pop = 1'b1;
                   ptr_d  = ptr_q + data_bytes;
@@ -362,6 +387,13 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
       off_q       <= '0;
       first_q     <= 1'b0;
       sub_q       <= '0;
+      lm1_lo_q    <= '0;
+      lhi_q       <= '0;
+      lhi_m1_q    <= '0;
+      lhi_zero_q  <= 1'b0;
+      lhi_one_q   <= 1'b0;
+      cnt_q       <= '0;
+      cnt_zero_q  <= 1'b0;
       iss_y_q     <= '0;
       iss_addr_q  <= '0;
     end else begin
@@ -374,9 +406,17 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
       off_q      <= off_d;
       first_q    <= first_d;
       sub_q      <= sub_d;
+      cnt_q      <= cnt_d;
+      cnt_zero_q <= cnt_zero_d;
       if (state_q == S_SUM) begin
         sram_end_q <= sram_end;
         dram_end_q <= dram_end;
+        // the row's beats (row_len >= 1 whenever a row runs; lhi_m1_q is used when lhi_q >= 1)
+        lm1_lo_q   <= LogBus'(row_len - 32'd1);
+        lhi_q      <= CntW'((row_len - 32'd1) >> LogBus);
+        lhi_m1_q   <= CntW'((row_len - 32'(BusBytes + 1)) >> LogBus);
+        lhi_zero_q <= (row_len <= 32'(BusBytes));
+        lhi_one_q  <= (row_len > 32'(BusBytes)) && (row_len <= 32'(2 * BusBytes));
       end
       if (state_q == S_CMP) begin
         sram_over_q <= sram_end_q > 34'(depth);
@@ -431,6 +471,25 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
       dram_end_q == dram_end_ref)
     else $error("dma_rd: range check pipeline out of step with the instruction");
   // a row descriptor is queued for every row requested: room is checked before the request
+  // the beat masks and last beats are those of the span the row's offsets give (vta_span_mask,
+  // the wide add and compares they replace)
+  logic [BusBytes-1:0] beat_mask_ref;
+  logic                beat_last_ref;
+  vta_span_mask #(
+    .Lanes    (BusBytes),
+    .OffWidth (34),
+    .LenWidth (32)
+  ) u_beat_span_ref (
+    .off_i  (off_cur),
+    .len_i  (row_len),
+    .mask_o (beat_mask_ref),
+    .last_o (beat_last_ref)
+  );
+  a_beat_span: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
+      state_q == S_RUN && phase_q == P_DATA && df_valid |->
+      beat_mask == beat_mask_ref && beat_last == beat_last_ref)
+    else $error("dma_rd: beat mask %h last %0d, the row's span gives %h last %0d",
+                beat_mask, beat_last, beat_mask_ref, beat_last_ref);
   a_desc_room: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       req_valid_o && req_ready_i |-> df_ready)
     else $error("dma_rd: a row request found the descriptor FIFO full");
