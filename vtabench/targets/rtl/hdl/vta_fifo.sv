@@ -8,6 +8,12 @@
 // register. Timing is that of a register FIFO: a word pushed in cycle t is at rdata_o with
 // rvalid_o in cycle t+1, one pop per cycle. LutRam asks synthesis for LUT RAM instead of
 // block RAM: for a shallow, wide FIFO whose width would take many block RAMs (fetch's beats).
+// The pop (and push) select between values registered one cycle earlier (the read pointer and
+// its successor, the count and its neighbours) instead of entering an adder: the pop is the
+// last of a consumer's decisions, and the read address it chooses feeds the RAM. The RAM
+// carries no_rw_check: the one read of the slot being written (the bypass case above) is
+// never looked at, so synthesis needs no collision logic (a compare of the read address with
+// the write address and a register of the written word behind the RAM's output).
 module vta_fifo #(
   parameter int unsigned Width  = 32,
   parameter int unsigned Depth  = 4,
@@ -28,20 +34,29 @@ module vta_fifo #(
 );
 
   logic [Width-1:0] ram_q, byp_data_q;
-  logic [Aw-1:0] wptr_q, rptr_q, rptr_d;
-  logic [Cw-1:0] count_q;
+  logic [Aw-1:0] wptr_q, rptr_q, rptr_d, rptr_nx_q;   // rptr_nx_q = rptr_q + 1
+  logic [Cw-1:0] count_q, count_d;
   logic push, pop, byp_q;
 
   assign wready_o = (count_q != Cw'(Depth));
   assign rvalid_o = (count_q != '0);
   assign push     = wvalid_i & wready_o;
   assign pop      = rready_i & rvalid_o;
-  assign rptr_d   = rptr_q + Aw'(pop);
+  assign rptr_d   = pop ? rptr_nx_q : rptr_q;
   assign rdata_o  = byp_q ? byp_data_q : ram_q;
   assign count_o  = count_q;
 
+  // count_q + push - pop: +1, -1 or unchanged
+  always_comb begin
+    unique case ({push, pop})
+      2'b10:   count_d = count_q + Cw'(1);
+      2'b01:   count_d = count_q - Cw'(1);
+      default: count_d = count_q;
+    endcase
+  end
+
   if (LutRam) begin : g_lutram
-    (* ram_style = "distributed" *) logic [Width-1:0] mem_q [0:Depth-1];
+    (* ram_style = "distributed", no_rw_check *) logic [Width-1:0] mem_q [0:Depth-1];
     always_ff @(posedge clk_i) begin
       if (push) begin
         mem_q[wptr_q] <= wdata_i;
@@ -49,7 +64,7 @@ module vta_fifo #(
       ram_q <= mem_q[rptr_d];
     end
   end else begin : g_ram
-    logic [Width-1:0] mem_q [0:Depth-1];
+    (* no_rw_check *) logic [Width-1:0] mem_q [0:Depth-1];
     always_ff @(posedge clk_i) begin
       if (push) begin
         mem_q[wptr_q] <= wdata_i;
@@ -64,21 +79,37 @@ module vta_fifo #(
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      wptr_q  <= '0;
-      rptr_q  <= '0;
-      count_q <= '0;
-      byp_q   <= 1'b0;
+      wptr_q    <= '0;
+      rptr_q    <= '0;
+      rptr_nx_q <= Aw'(1);
+      count_q   <= '0;
+      byp_q     <= 1'b0;
     end else if (clr_i) begin
-      wptr_q  <= '0;
-      rptr_q  <= '0;
-      count_q <= '0;
-      byp_q   <= 1'b0;
+      wptr_q    <= '0;
+      rptr_q    <= '0;
+      rptr_nx_q <= Aw'(1);
+      count_q   <= '0;
+      byp_q     <= 1'b0;
     end else begin
       if (push) wptr_q <= wptr_q + Aw'(1);
       rptr_q  <= rptr_d;
-      count_q <= count_q + Cw'(push) - Cw'(pop);
-      byp_q   <= push && (count_q == Cw'(pop));   // the pushed word is the next head
+      if (pop) rptr_nx_q <= rptr_nx_q + Aw'(1);
+      count_q <= count_d;
+      // the pushed word is the next head: count_q == pop
+      byp_q   <= push && (pop ? (count_q == Cw'(1)) : (count_q == '0));
     end
   end
+
+`ifndef SYNTHESIS
+`include "vta_assert.svh"
+  `VTA_ASSERT_ARMED
+  a_rptr_next: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
+      rptr_nx_q == rptr_q + Aw'(1))
+    else $error("fifo: the read pointer's successor %0d is not %0d + 1", rptr_nx_q, rptr_q);
+  // no_rw_check: a RAM read of the slot being written is replaced by the bypass register
+  a_collision_bypassed: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
+      push && !clr_i && (rptr_d == wptr_q) |=> byp_q)
+    else $error("fifo: the RAM read the slot being written and its word is used");
+`endif
 
 endmodule : vta_fifo
