@@ -91,7 +91,7 @@ module vta_mem_engine #(
   logic [AxiIdWidth-1:0]  ar_id_q, ar_id_d;
   logic [Aw-1:0]          ar_addr_q, ar_addr_d;
   logic [7:0]             ar_len_q, ar_len_d;
-  logic [CntW-1:0]        rd_out_q;                // bursts outstanding
+  logic [CntW-1:0]        rd_out_q, rd_out_d;      // bursts outstanding
   logic                   ar_free, rd_last_burst;
   logic [31:0]            rd_n, rd_to_win, rd_total;
   logic [Aw-1:0]          rd_first, rd_last;
@@ -172,9 +172,20 @@ module vta_mem_engine #(
       ar_id_q    <= ar_id_d;
       ar_addr_q  <= ar_addr_d;
       ar_len_q   <= ar_len_d;
-      rd_out_q   <= rd_out_q + CntW'(ar_valid_q && m_axi_arready_i)
-                             - CntW'(m_axi_rvalid_i && m_axi_rready_o && m_axi_rlast_i);
+      rd_out_q   <= rd_out_d;
     end
+  end
+
+  // bursts outstanding: +1 on an AR handshake, -1 on a burst's last R beat. The R handshake
+  // (a client's rd_ready_i, late in its cycle) selects between values from the register
+  // instead of entering a 16-bit add
+  always_comb begin
+    unique case ({ar_valid_q && m_axi_arready_i,
+                  m_axi_rvalid_i && m_axi_rready_o && m_axi_rlast_i})
+      2'b10:   rd_out_d = rd_out_q + CntW'(1);
+      2'b01:   rd_out_d = rd_out_q - CntW'(1);
+      default: rd_out_d = rd_out_q;
+    endcase
   end
 
   assign m_axi_arid_o    = ar_id_q;
