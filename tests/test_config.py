@@ -67,35 +67,31 @@ def test_unknown_name(tmp_path):
         load_config(bad)
 
 
-def test_optional_key_axi_data_bits():
-    # Default 512 where the file says nothing; edge8 has a 128-bit bus. Hardware only: the same
-    # CONFIG_ID, generated into vta_pkg as AXI_DATA_WIDTH (the tops' AxiDataWidth default).
-    assert [load_config(n).axi_data_bits for n in builtin_config_names()] == [512, 512, 512, 128]
-    narrow = config_from_dict({**DEFAULT, "AXI_DATA_BITS": 128})
-    assert narrow.bus_bytes == 16 and narrow.as_dict()["AXI_DATA_BITS"] == 128
-    assert narrow.config_id == load_config("default").config_id
-    assert config_from_dict(narrow.as_dict()) == narrow
+@pytest.mark.parametrize("key, builtins, value, default, view, bad, allowed", [
+    # ACC8_WIN_BEATS: 4 = one ACC_8BIT beat per cycle; edge8 writes a quarter beat per cycle
+    ("ACC8_WIN_BEATS", [4, 4, 4, 1], 1, 4, ("ACC8_WIN_BEATS", 1), 2, "1, 4"),
+    # AXI_DATA_BITS: the core's bus; edge8 has 128 bits (AXI_DATA_WIDTH: the tops' default)
+    ("AXI_DATA_BITS", [512, 512, 512, 128], 128, 512, ("AXI_DATA_WIDTH", 128), 64,
+     "128, 256, 512"),
+])
+def test_optional_keys(key, builtins, value, default, view, bad, allowed):
+    # The default where the file says nothing. The keys are hardware only: they stay out of
+    # CONFIG_ID, and a file at the default round-trips to the same dict (so existing packages
+    # and ids are unchanged); the generated package carries the value.
     from vtabench.hwgen.constants import constants
 
-    assert ("AXI_DATA_WIDTH", 128) in {(n, v) for n, v, _ in constants(narrow)}
-    with pytest.raises(ConfigError, match="AXI_DATA_BITS=64 not one of 128, 256, 512"):
-        config_from_dict({**DEFAULT, "AXI_DATA_BITS": 64})
-
-
-def test_optional_key_acc8_win_beats():
-    # Default 4 (one ACC_8BIT beat per cycle) where the file says nothing. The key is hardware
-    # only: it stays out of CONFIG_ID, and a file at the default round-trips to the same dict
-    # (so existing packages and ids are unchanged).
-    assert [load_config(n).acc8_win_beats for n in builtin_config_names()] == [4, 4, 4, 1]
-    narrow = config_from_dict({**DEFAULT, "ACC8_WIN_BEATS": 1})
-    assert narrow.acc8_win_beats == 1 and narrow.as_dict()["ACC8_WIN_BEATS"] == 1
+    assert [getattr(load_config(n), key.lower()) for n in builtin_config_names()] == builtins
+    narrow = config_from_dict({**DEFAULT, key: value})
+    assert getattr(narrow, key.lower()) == value and narrow.as_dict()[key] == value
     assert narrow.config_id == load_config("default").config_id
     assert config_from_dict(narrow.as_dict()) == narrow
-    assert "ACC8_WIN_BEATS" not in config_from_dict({**DEFAULT, "ACC8_WIN_BEATS": 4}).as_dict()
-    from vtabench.hwgen.constants import constants
+    assert key not in config_from_dict({**DEFAULT, key: default}).as_dict()
+    assert view in {(n, v) for n, v, _ in constants(narrow)}
+    with pytest.raises(ConfigError, match=f"{key}={bad} not one of {allowed}"):
+        config_from_dict({**DEFAULT, key: bad})
+    with pytest.raises(ConfigError, match=f"{key} must be an integer"):
+        config_from_dict({**DEFAULT, key: True})
 
-    assert ("ACC8_WIN_BEATS", 1) in {(n, v) for n, v, _ in constants(narrow)}
-    with pytest.raises(ConfigError, match="ACC8_WIN_BEATS=2 not one of 1, 4"):
-        config_from_dict({**DEFAULT, "ACC8_WIN_BEATS": 2})
-    with pytest.raises(ConfigError, match="ACC8_WIN_BEATS must be an integer"):
-        config_from_dict({**DEFAULT, "ACC8_WIN_BEATS": True})
+
+def test_bus_bytes_is_the_axi_width_in_bytes():
+    assert load_config("edge8").bus_bytes == 16 and load_config("default").bus_bytes == 64

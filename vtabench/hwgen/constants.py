@@ -39,6 +39,7 @@ def constants(cfg: Config) -> list[tuple[str, int, str]]:
         ("UOP_WIDTH", C.UOP_BITS, "bits of a micro-op"),
         ("TOKEN_QUEUE_DEPTH", C.TOKEN_QUEUE_DEPTH, "minimum tokens a dependency queue holds"),
         ("CMD_QUEUE_DEPTH", C.CMD_QUEUE_DEPTH, "minimum instructions a stage queue holds"),
+        ("FETCH_GROUP_BEATS", C.FETCH_GROUP_BEATS, "bus beats of a fetch request at most"),
     ]
     for buf, elem in (("UOP", cfg.uop_elem_bytes), ("INP", cfg.inp_elem_bytes),
                       ("WGT", cfg.wgt_elem_bytes), ("ACC", cfg.acc_elem_bytes),

@@ -47,6 +47,9 @@ OPTIONAL_KEYS: dict[str, tuple[int, tuple[int, ...], str]] = {
 #: program that would stall a full queue on hardware is rejected before launch.
 TOKEN_QUEUE_DEPTH = 256
 CMD_QUEUE_DEPTH = 512
+#: Fetch reads instructions in groups of at most this many bus beats (one AXI burst each, never
+#: across a group boundary): the RTL's fetch and the regression's alignment bins share it.
+FETCH_GROUP_BEATS = 8
 
 # Fixed instruction field widths (upstream hw_spec.h).
 SRAM_ADDR_BITS = 16

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from vtabench.spec.config import CMD_QUEUE_DEPTH, TOKEN_QUEUE_DEPTH
+from vtabench.spec.config import CMD_QUEUE_DEPTH, FETCH_GROUP_BEATS, TOKEN_QUEUE_DEPTH
 from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.contracts.stages import TokenQueue
 from vtabench.spec.isa.layout import AluOp, MemType, Opcode, mem_depth, mem_elem_bytes
@@ -50,10 +50,6 @@ TIMING_BINS = ("ideal", *(f"{k}.{c}" for k in ("rd_latency", "wr_latency")
                "rd_reorder")
 #: Error codes some generated case expects (DEADLOCK: no valid or generated stream has one).
 EXPECTED_ERRORS = tuple(c for c in ErrorCode if c not in (ErrorCode.NONE, ErrorCode.DEADLOCK))
-#: Fetch's requests stay inside groups of this many bus beats (vta_fetch.sv GroupBytes).
-FETCH_GROUP_BEATS = 8
-
-
 def align_bins(cfg: Config) -> list[str]:
     """Instruction stream: each 16-byte lane of a bus beat (AXI_DATA_BITS / 128 of them), not at
     a fetch group start, across a 4 KiB boundary; the image at a nonzero DRAM base."""

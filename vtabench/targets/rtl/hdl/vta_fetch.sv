@@ -49,7 +49,7 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   localparam int unsigned LogInsn     = $clog2(InsnBytes);
   localparam int unsigned LogBus      = $clog2(BusBytes);
   localparam int unsigned InsnPerBeat = BusBytes / InsnBytes;
-  localparam int unsigned GroupBeats  = 8;                       // beats per request at most
+  localparam int unsigned GroupBeats  = FETCH_GROUP_BEATS;       // beats per request at most
   localparam int unsigned GroupBytes  = GroupBeats * BusBytes;
   localparam int unsigned BufBeats    = 8 * GroupBeats;  // 256 insns at 512 bits, 64 at 128
   localparam int unsigned CredW       = 8;

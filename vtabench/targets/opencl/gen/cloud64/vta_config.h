@@ -15,6 +15,7 @@
 #define VTA_UOP_WIDTH 32u  /* bits of a micro-op */
 #define VTA_TOKEN_QUEUE_DEPTH 256u  /* minimum tokens a dependency queue holds */
 #define VTA_CMD_QUEUE_DEPTH 512u  /* minimum instructions a stage queue holds */
+#define VTA_FETCH_GROUP_BEATS 8u  /* bus beats of a fetch request at most */
 #define VTA_UOP_ELEM_BYTES 4u  /* bytes of one uop element */
 #define VTA_INP_ELEM_BYTES 64u  /* bytes of one inp element */
 #define VTA_WGT_ELEM_BYTES 4096u  /* bytes of one wgt element */

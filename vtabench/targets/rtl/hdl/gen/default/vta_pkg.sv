@@ -16,6 +16,7 @@ package vta_pkg;
   localparam int unsigned UOP_WIDTH = 32'd32;  // bits of a micro-op
   localparam int unsigned TOKEN_QUEUE_DEPTH = 32'd256;  // minimum tokens a dependency queue holds
   localparam int unsigned CMD_QUEUE_DEPTH = 32'd512;  // minimum instructions a stage queue holds
+  localparam int unsigned FETCH_GROUP_BEATS = 32'd8;  // bus beats of a fetch request at most
   localparam int unsigned UOP_ELEM_BYTES = 32'd4;  // bytes of one uop element
   localparam int unsigned INP_ELEM_BYTES = 32'd16;  // bytes of one inp element
   localparam int unsigned WGT_ELEM_BYTES = 32'd256;  // bytes of one wgt element
