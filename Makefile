@@ -66,7 +66,7 @@ test-all: $(STAMP)
 	$(BIN)/pytest -n $(JOBS) --durations=15 --junit-xml=results/junit-all.xml tests
 
 lint: $(STAMP)
-	$(BIN)/python -m vtabench.targets.rtl.lint
+	$(BIN)/python -m vtabench.rtl.lint
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_fsim.py
@@ -103,7 +103,7 @@ waves: $(STAMP)
 	$(BIN)/python -m vtabench.report.gtkw results/waves/$(basename $(notdir $(PROG)))
 
 fpga: $(STAMP)
-	$(BIN)/python -m vtabench.targets.rtl.fpga --config $(FPGA_CONFIG) --device $(FPGA_DEVICE) \
+	$(BIN)/python -m vtabench.rtl.fpga --config $(FPGA_CONFIG) --device $(FPGA_DEVICE) \
 	  --freq $(FPGA_FREQ) --xilinx "$(FPGA_XILINX)"
 
 gen: $(STAMP)

@@ -4,7 +4,7 @@ configuration (Fmax, resources, critical path) and synth_xilinx estimates, summa
     python bench/bench_fpga.py                           # edge8 on LFE5UM5G-85F, default + cloud32 estimates
     python bench/bench_fpga.py --xilinx '' --json results/bench_fpga.json
 
-The flow itself is vtabench.targets.rtl.fpga (also `make fpga`); this runs it with the benchmark's
+The flow itself is vtabench.rtl.fpga (also `make fpga`); this runs it with the benchmark's
 defaults and prints the wall time of the whole run.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import time
 
-from vtabench.targets.rtl.fpga import main as fpga_main
+from vtabench.rtl.fpga import main as fpga_main
 
 
 def main(argv: list[str] | None = None) -> int:

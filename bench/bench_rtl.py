@@ -1,6 +1,6 @@
 """Benchmark: simulated core cycles per wall-clock second of the RTL core under cocotb.
 
-Runs a GEMM-heavy program (vtabench.targets.rtl.perf.gemm_program) on the Verilator build of a
+Runs a GEMM-heavy program (vtabench.verify.perf.gemm_program) on the Verilator build of a
 configuration, checks the result against fsim, and prints the core cycles, the wall time of the
 run (launch to done_o, Python asleep meanwhile), simulated cycles per second, and the MAC
 utilisation. Usage: python bench/bench_rtl.py [--config default] [--iter-out 24] [--gemms 10] [--repeat 3]
@@ -16,9 +16,9 @@ import numpy as np
 
 from vtabench.spec.config import load_config
 from vtabench.fsim import Fsim
-from vtabench.targets.rtl import perf
-from vtabench.targets.rtl.verilator import build
-from vtabench.targets.rtl.simjob import RawProgram, run_batch
+from vtabench.verify import perf
+from vtabench.rtl.verilator import build
+from vtabench.rtl.simjob import RawProgram, run_batch
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """Benchmark: what the RTL's pipeline trace costs (docs/visualize.md).
 
-Runs, in one core-bench simulator process, a GEMM-bound program (vtabench.targets.rtl.perf,
+Runs, in one core-bench simulator process, a GEMM-bound program (vtabench.verify.perf,
 few instructions, long loops) ``--repeat`` times and ``--random`` seeded random programs (many
 short instructions), with the event log on (``--trace FILE``) or off, and prints simulated cycles
 per CPU second of the simulator process (insensitive to other processes' load, unlike wall time).
@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from vtabench.spec.config import load_config
-from vtabench.targets.rtl import perf
-from vtabench.targets.rtl.simjob import RawProgram, run_batch
+from vtabench.verify import perf
+from vtabench.rtl.simjob import RawProgram, run_batch
 from vtabench.verify.random_program import random_program
 
 

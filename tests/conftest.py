@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from targets_env import targets_from_env
-from vtabench.targets.workdirs import build_root
+from vtabench.workdirs import build_root
 
 #: Parameter values of ``target`` that name a marker.
 TARGET_MARKERS = ("rtl", "opencl")

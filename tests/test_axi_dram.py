@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from vtabench.spec.config import load_config
-from vtabench.targets.rtl.simjob import RawProgram, run_batch
+from vtabench.rtl.simjob import RawProgram, run_batch
 
 pytestmark = pytest.mark.rtl
 

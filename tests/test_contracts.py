@@ -24,7 +24,7 @@ from vtabench.spec.isa import encode_program
 from vtabench.spec.isa.insn import Insn
 from vtabench.spec.isa.layout import AluOp, MemType, Opcode, insn_layout
 from vtabench.spec.tokens import POP_QUEUES, PUSH_QUEUES
-from vtabench.targets.rtl.verilator import HDL_DIR
+from vtabench.rtl.verilator import HDL_DIR
 
 #: The OpenCL kernel sources (outside gen/): kernels and the headers they share.
 KERNEL_SOURCES = sorted(p for p in OPENCL_GEN_DIR.parent.iterdir() if p.suffix in (".cl", ".h"))

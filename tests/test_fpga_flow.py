@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from vtabench.targets.rtl.fpga import (NEXTPNR_PROGRESS, FlowError, deepest_paths,
+from vtabench.rtl.fpga import (NEXTPNR_PROGRESS, FlowError, deepest_paths,
                                        echo_progress, ecp5_line, main, parse_nextpnr_report,
                                        path_sources, summarize_path, synth_ecp5)
-from vtabench.targets.rtl.verilator import HDL_DIR
+from vtabench.rtl.verilator import HDL_DIR
 
 
 def test_synth_ecp5_maps_a_module_to_ecp5_cells(tmp_path):

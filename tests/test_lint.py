@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from vtabench.targets.rtl.verilator import setup_verilator_env
-from vtabench.targets.rtl.lint import CONFIGS, rtl_files, verilator_lint, yosys_synth
+from vtabench.rtl.verilator import setup_verilator_env
+from vtabench.rtl.lint import CONFIGS, rtl_files, verilator_lint, yosys_synth
 
 
 @pytest.mark.parametrize("config", CONFIGS)

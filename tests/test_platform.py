@@ -21,8 +21,8 @@ import signal
 
 import numpy as np
 import pytest
-from vtabench.targets.rtl.platform.faults import FaultPlan
-from vtabench.targets.rtl.platform.link import D2H, H2D, PRESETS, LinkModel, preset
+from vtabench.tb.platform.faults import FaultPlan
+from vtabench.tb.platform.link import D2H, H2D, PRESETS, LinkModel, preset
 
 from vtabench.drivers import DeviceError
 from vtabench.spec.config import load_config
@@ -88,7 +88,7 @@ def test_link_model_is_configurable():
 
 
 def test_format_pcie():
-    from vtabench.targets.rtl.platform.link import LinkStats, format_pcie
+    from vtabench.tb.platform.link import LinkStats, format_pcie
 
     st = LinkStats()
     st.add_dma(H2D, 4096, 2500.0)
@@ -153,7 +153,7 @@ def _run_programs(dev, progs):  # type: ignore[no-untyped-def]
 
 
 def _alive(pid: int) -> bool:
-    from vtabench.drivers.rtl.server import alive
+    from vtabench.tb.platform.server import alive
 
     return alive(pid)
 
@@ -230,7 +230,6 @@ def test_two_configurations_in_one_process(cfg):  # type: ignore[no-untyped-def]
 @pytest.mark.rtl
 def test_register_block_semantics(rtl_dev):  # type: ignore[no-untyped-def]
     """BAR0 through the modeled link, raw MMIO batches from the driver's process."""
-    from vtabench.spec.contracts import regs as R
 
     dev = rtl_dev
     _, code, dram = _programs(dev.cfg)[0]
@@ -401,7 +400,6 @@ def _fault_suite(dev, prog):  # type: ignore[no-untyped-def]
                        "lost": dev.pcie_stats()["msi_lost"]}
 
     # 6. one MMIO read of STATUS returns all ones: re-read, run completes
-    from vtabench.spec.contracts import regs as R
 
     dev.faults.mmio_all_ones(count=1, offset=R.STATUS)
     out, res = run_prog()
@@ -451,7 +449,6 @@ def faults(cfg, tmp_path_factory):  # type: ignore[no-untyped-def]
     from vtabench.drivers import open_device
     from vtabench.drivers.rtl.errors import DeviceLostError, DeviceMismatchError
     from vtabench.fsim import Fsim
-    from vtabench.spec.contracts import regs as R
     from vtabench.spec.isa.insn import decode_program
 
     prog = _programs(cfg)[0]

@@ -9,7 +9,7 @@ import pytest
 
 from vtabench.hwgen import regmap
 from vtabench.spec.contracts import regs
-from vtabench.targets.rtl.verilator import HDL_DIR, setup_verilator_env
+from vtabench.rtl.verilator import HDL_DIR, setup_verilator_env
 
 
 

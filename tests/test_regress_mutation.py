@@ -18,7 +18,7 @@ from vtabench.verify.builder import TestProgram
 from vtabench.verify.regress.diff import run_on_target
 from vtabench.verify.regress.campaign import generate, regress
 from vtabench.verify.regress.shrink import result_is_defined
-from vtabench.targets.rtl.verilator import Mutation
+from vtabench.rtl.verilator import Mutation
 from vtabench.spec.validate import validate_program
 from vtabench.verify.mutation import Settings, judge, load_catalogue
 

@@ -282,14 +282,14 @@ _SIM_GENERIC = ("    cocotb.regression.SimFailure: cocotb expected it would shut
     (_SIM_NOISE, 3, "the simulator exited with status 3"),
 ])
 def test_rtl_failure_cause_from_the_log(log, status, cause):
-    from vtabench.targets.rtl.simjob import log_cause
+    from vtabench.rtl.simjob import log_cause
 
     assert log_cause(log, status) == cause
 
 
 def test_rtl_failure_is_one_line_naming_the_kept_log(tmp_path, monkeypatch):
     """A failed simulator run: one line, the cause and the full log, copied out of /dev/shm."""
-    from vtabench.targets.rtl.simjob import SimJob
+    from vtabench.rtl.simjob import SimJob
 
     monkeypatch.setenv("VTABENCH_BUILD_DIR", str(tmp_path))
     monkeypatch.delenv("VTABENCH_KEEP_JOBS", raising=False)

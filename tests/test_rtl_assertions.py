@@ -1,7 +1,7 @@
 """The RTL's assertions (docs/rtl.md, Assertions) fire on broken stimulus and on broken RTL: the
 simulation stops at the failing cycle and the failure names the assertion and the time.
 
-Every build has them on (Verilator --assert: targets/rtl/verilator.py for the core and platform
+Every build has them on (Verilator --assert: vtabench/rtl/verilator.py for the core and platform
 benches, tests/test_rtl_units.py for the unit benches); here they are shown to fire:
 - a token queue pushed past full / popped empty (the stages never do that);
 - an AXI master that lets a read burst cross a 4 KiB boundary, or raises WLAST a beat early
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from test_rtl_units import run_unit
-from vtabench.targets.rtl.verilator import Mutation
+from vtabench.rtl.verilator import Mutation
 
 pytestmark = pytest.mark.rtl
 

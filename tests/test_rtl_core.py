@@ -32,10 +32,10 @@ from vtabench.fsim import Fsim
 from vtabench.spec.isa import encode_program
 from vtabench.spec.isa.insn import Insn
 from vtabench.spec.isa.layout import MemType, Opcode
-from vtabench.targets.rtl import perf
+from vtabench.verify import perf
 from vtabench.spec.contracts.errors import ErrorCode
-from vtabench.targets.rtl.verilator import build
-from vtabench.targets.rtl.simjob import RawProgram, run_batch
+from vtabench.rtl.verilator import build
+from vtabench.rtl.simjob import RawProgram, run_batch
 
 if TYPE_CHECKING:
     from conftest import SharedWork

@@ -1,4 +1,4 @@
-"""Module-level cocotb unit benches of the RTL core (vtabench/targets/rtl/unit/), run through the cocotb Python
+"""Module-level cocotb unit benches of the RTL core (tb/unit/), run through the cocotb Python
 runner on Verilator. Each module is built once into build/units/<name>/ (the runner skips an
 up-to-date build) and its bench run there; the seed is cocotb's random seed (printed; set
 COCOTB_RANDOM_SEED to repeat a run). The packages come from hdl/gen/default (the committed copy
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from vtabench.hwgen.contracts import SV_PACKAGES
-from vtabench.targets.rtl.verilator import HDL_DIR as HDL
-from vtabench.targets.rtl.verilator import setup_verilator_env
-from vtabench.targets.workdirs import build_root
+from vtabench.rtl.verilator import HDL_DIR as HDL
+from vtabench.rtl.verilator import setup_verilator_env
+from vtabench.workdirs import build_root
 
 pytestmark = pytest.mark.rtl
 
@@ -93,7 +93,7 @@ def run_unit(name: str, seed: int | None = None, *, hdl: Path = HDL, bench: str 
         env["COCOTB_RANDOM_SEED"] = str(seed)
     module = bench or BENCH.get(name, name)
     try:
-        runner.test(test_module=f"vtabench.targets.rtl.unit.test_{module}", hdl_toplevel=top,
+        runner.test(test_module=f"vtabench.tb.unit.test_{module}", hdl_toplevel=top,
                     hdl_toplevel_lang="verilog", build_dir=str(bdir), test_dir=str(bdir),
                     results_xml=str(results), extra_env=env, seed=seed, log_file=str(log),
                     testcase=testcase)

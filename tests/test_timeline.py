@@ -81,8 +81,8 @@ def test_trace_adds_up_to_the_core_counters(tmp_path):
     """Directed, throughput and random programs under memory back-pressure, traced in one core
     bench process: per stage, the spans' busy cycles and count equal the core's busy and retired
     counters (as cocotb read them), in the JSON too; the breakdown parts add up to the cycles."""
-    from vtabench.targets.rtl.perf import gemm_program
-    from vtabench.targets.rtl.simjob import RawProgram, run_batch
+    from vtabench.verify.perf import gemm_program
+    from vtabench.rtl.simjob import RawProgram, run_batch
     from vtabench.verify.directed import directed_programs
     from vtabench.verify.random_program import random_program
 

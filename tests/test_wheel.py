@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -25,13 +26,14 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGE_DATA = (
     "vtabench/spec/configs/default.json",
     "vtabench/spec/contracts/regmap.json",
-    "vtabench/targets/rtl/hdl/vta_core.sv",
-    "vtabench/targets/rtl/hdl/gen/default/vta_pkg.sv",
-    "vtabench/targets/rtl/bench/hdl/vta_tb_top.sv",
-    "vtabench/targets/rtl/bench/csrc/dram.cpp",
-    "vtabench/targets/rtl/platform/hdl/vta_pcie_top.sv",
-    "vtabench/targets/opencl/vta.cl",
-    "vtabench/targets/opencl/gen/default/vta_config.h",
+    "vtabench/hdl/vta_core.sv",
+    "vtabench/hdl/gen/default/vta_pkg.sv",
+    "vtabench/tb/core/vta_tb_top.sv",
+    "vtabench/tb/csrc/dram.cpp",
+    "vtabench/tb/platform/vta_pcie_top.sv",
+    "vtabench/opencl/vta.cl",
+    "vtabench/opencl/gen/default/vta_config.h",
+    "vtabench/drivers/c/vta_sim_driver.c",
 )
 IGNORED = shutil.ignore_patterns(".git", ".venv", "build", "results", ".pytest_cache",
                                  "__pycache__", "*.egg-info", ".whl", ".ocl", "dist")
@@ -88,3 +90,29 @@ def test_installed_wheel_runs_exec(installed, tmp_path, target):
     if target == "rtl":
         assert list((tmp_path / "cache" / "vtabench" / "rtl").iterdir()), \
             "the rtl build is not in the user's cache directory"
+
+
+def test_pyproject_lists_every_package():
+    """pyproject.toml names its packages one by one (the hardware folders are mapped into
+    vtabench): a package folder missing from the list would be left out of the wheel."""
+    setup = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    dirs = {name: REPO / path for name, path in setup["package-dir"].items()}
+
+    def folder(pkg: str) -> Path:
+        for name in sorted(dirs, key=len, reverse=True):
+            if pkg == name or pkg.startswith(name + "."):
+                return dirs[name].joinpath(*pkg[len(name):].split(".")[1:])
+        return REPO.joinpath(*pkg.split("."))
+
+    listed = set(setup["packages"])
+    for pkg in listed:
+        assert (folder(pkg) / "__init__.py").is_file(), f"{pkg} listed but {folder(pkg)} is no package"
+    found = set()
+    for init in REPO.glob("**/__init__.py"):
+        rel = init.parent.relative_to(REPO)
+        if rel.parts[0] in {"tests", "bench", "build", "results", ".venv", "docs", "examples"} \
+                or any(p.startswith(".") for p in rel.parts):
+            continue
+        top = {str(v): k for k, v in setup["package-dir"].items()}.get(rel.parts[0], rel.parts[0])
+        found.add(".".join([top, *rel.parts[1:]]))
+    assert found == listed, f"unlisted: {sorted(found - listed)}; stale: {sorted(listed - found)}"

@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from vtabench.targets.workdirs import results_root
+    from vtabench.workdirs import results_root
     from vtabench.verify.mutation import (CatalogueError, Settings, campaign, check_applies,
                                           load_catalogue, load_verdicts, markdown_table,
                                           reclassify, score)

@@ -2,7 +2,7 @@
 
 Both are views of the same constants (:func:`constants`), which are computed from
 :class:`~vtabench.spec.config.Config` and :mod:`vtabench.spec.isa.layout`; Python code uses those objects
-directly. Committed copies live in targets/rtl/hdl/gen/NAME/ and targets/opencl/gen/NAME/ for
+directly. Committed copies live in hdl/gen/NAME/ and opencl/gen/NAME/ for
 vendor flows;
 tests/test_codegen.py fails when they are stale (``vtabench gen`` rewrites them).
 """

@@ -3,10 +3,10 @@
 ids (:mod:`.stage_views`). Each generator reads its data file in spec/contracts/ and renders its views;
 this module places them:
 
-- one SV package per contract the RTL uses, in targets/rtl/hdl/gen/ (:data:`SV_PACKAGES`, which
+- one SV package per contract the RTL uses, in hdl/gen/ (:data:`SV_PACKAGES`, which
   the Verilator builds, the lint and the unit benches compile before the modules);
-- one common C header for the OpenCL kernel, targets/opencl/gen/vta_contracts.h (the driver
-  prepends it to the kernel source; vendor flows pass ``-I targets/opencl/gen``);
+- one common C header for the OpenCL kernel, opencl/gen/vta_contracts.h (the driver
+  prepends it to the kernel source; vendor flows pass ``-I opencl/gen``);
 - one Python module per contract in spec/contracts/;
 - docs/contracts.md, a section per contract.
 

@@ -1,6 +1,6 @@
 """The error codes: one data file (spec/contracts/errors.json), one numbering for every target.
 
-Views: the SV package ``vta_err_pkg`` (targets/rtl/hdl/gen/vta_err_pkg.sv, constants
+Views: the SV package ``vta_err_pkg`` (hdl/gen/vta_err_pkg.sv, constants
 ``ERR_<NAME>``), the ``VTA_ERR_<NAME>`` section of the OpenCL header
 (:mod:`vtabench.hwgen.contracts`), the Python module spec/contracts/errors.py (``ErrorCode``,
 ``MESSAGES``, ``describe``) and the error table of docs/contracts.md.

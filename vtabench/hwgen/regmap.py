@@ -3,7 +3,7 @@
 ``spec/contracts/regmap.json`` describes every register once (offset, fields, access kind, reset value,
 documentation). This module loads and checks it and generates:
 
-- ``targets/rtl/hdl/gen/vta_regs.sv``: the register block, a complete AXI4-Lite slave with one port per
+- ``hdl/gen/vta_regs.sv``: the register block, a complete AXI4-Lite slave with one port per
   register field (module ``vta_regs``), which ``hdl/vta_shell.sv`` instantiates;
 - ``spec/contracts/regs.py``: the Python constants the drivers use (offsets, field masks, the
   expected VERSION value);

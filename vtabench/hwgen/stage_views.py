@@ -1,6 +1,6 @@
 """The stages and token queues: one data file (spec/contracts/stages.json).
 
-Views: the SV package ``vta_stage_pkg`` (targets/rtl/hdl/gen/vta_stage_pkg.sv: ``STAGE_<NAME>``,
+Views: the SV package ``vta_stage_pkg`` (hdl/gen/vta_stage_pkg.sv: ``STAGE_<NAME>``,
 ``QUEUE_<NAME>``), the ``STAGE_<NAME>`` / ``Q_<NAME>`` section of the OpenCL header
 (:mod:`vtabench.hwgen.contracts`), the Python module spec/contracts/stages.py (``Stage``,
 ``TokenQueue``, ``QUEUE_ENDS``, which :mod:`vtabench.spec.tokens` builds on) and the stage and

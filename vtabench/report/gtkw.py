@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-#: waves suffixes the builds write (vtabench.targets.rtl.verilator.waves_format)
+#: waves suffixes the builds write (vtabench.rtl.verilator.waves_format)
 WAVE_SUFFIXES = (".fst", ".vcd")
 
 _STAGE = (r"(state_q|idx_q|cmd_valid_i|cmd_ready_o|busy_o|retire_o|pop_wait_o|push_wait_o|"

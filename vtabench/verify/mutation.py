@@ -3,7 +3,7 @@
 A catalogue (``verify/mutants/rtl.json`` for the RTL core, ``opencl.json`` for the OpenCL
 kernel) lists mutants: one exact text replacement each (``old`` occurs exactly once in ``file``)
 with the bug it models. Each mutant is applied alone to a copy of the sources (RTL: a build of its
-own from a copy of hdl/, :class:`~vtabench.targets.rtl.verilator.Mutation`; OpenCL: the item
+own from a copy of hdl/, :class:`~vtabench.rtl.verilator.Mutation`; OpenCL: the item
 variant built from the mutated kernel or ISA header text), and the regression's programs run on
 it (program k of seed S, as ``vtabench regress`` runs them) until one fails: the mutant is **killed**, or it **survives** all
 of them. A kill counts only when the failing program passes on the original sources (it is run
@@ -37,14 +37,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from vtabench.spec.config import load_config
-from vtabench.targets.workdirs import PACKAGE_DIR, checkout_root
+from vtabench.sources import HDL_DIR, OPENCL_DIR
+from vtabench.workdirs import checkout_root
 
 CATALOGUE_DIR = Path(__file__).resolve().parent / "mutants"
 #: Catalogue kind -> the folder its ``file`` entries are relative to, the regression target and
-#: its options for the original sources (OpenCL: the item variant, targets/opencl/vta.cl).
+#: its options for the original sources (OpenCL: the item variant, opencl/vta.cl).
 KINDS: dict[str, tuple[Path, str, dict[str, Any]]] = {
-    "rtl": (PACKAGE_DIR / "targets" / "rtl" / "hdl", "rtl", {}),
-    "opencl": (PACKAGE_DIR / "targets" / "opencl", "opencl", {"variant": "item"})}
+    "rtl": (HDL_DIR, "rtl", {}),
+    "opencl": (OPENCL_DIR, "opencl", {"variant": "item"})}
 KILLERS = ("regress", "platform")
 #: Programs per task while hunting for the first failure: the first tasks are small (most
 #: mutants die on one of the first programs), then they double up to HUNT_CHUNK.
@@ -179,7 +180,7 @@ def judge(kind: str, mutant: Mutant, settings: Settings, *, platform: bool = Fal
                            round(time.monotonic() - t1, 1), settings.key(mutant))
     finally:
         if kind == "rtl" and not keep_build:
-            from vtabench.targets.rtl.verilator import build_dir_for
+            from vtabench.rtl.verilator import build_dir_for
 
             shutil.rmtree(build_dir_for(load_config(settings.config),
                                         mutation=opts["mutation"]), ignore_errors=True)
@@ -197,7 +198,7 @@ def _prepare(kind: str, mutant: Mutant, text: str, settings: Settings) -> dict[s
     """Build the mutant (raising when it does not build); the target options that run it."""
     cfg = load_config(settings.config)
     if kind == "rtl":
-        from vtabench.targets.rtl.verilator import Mutation, build
+        from vtabench.rtl.verilator import Mutation, build
 
         mutation = Mutation(mutant.file, mutant.old, mutant.new)
         build(cfg, mutation=mutation)
@@ -287,25 +288,29 @@ def hunt_chunks(count: int) -> list[list[int]]:
 
 
 def _judge_platform(kind: str, mutant: Mutant, settings: Settings) -> Verdict:
-    """Run the mutant's platform tests against a copy of the package with the mutant applied.
-    The tests run from the copy's folder (``python -m`` puts the working directory first on the
-    module path, so the checkout's own package cannot shadow the copy; PYTHONPATH carries it to
-    the simulator processes) and build in a folder of their own."""
+    """Run the mutant's platform tests against a mutated copy of hdl/, which
+    ``VTABENCH_HDL_DIR`` hands to the tests and the simulators they start (vtabench.sources);
+    they build in a folder of their own."""
     root = checkout_root()
     if root is None:
         return Verdict(mutant.id, "not run", "the platform tests live in a source checkout",
                        settings=settings.key(mutant))
+    if kind != "rtl":
+        return Verdict(mutant.id, "broken", "platform tests judge RTL mutants only",
+                       settings=settings.key(mutant))
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"vtabench-mutant-{mutant.id}-") as tmp:
-        copy = Path(tmp) / "vtabench"
-        shutil.copytree(PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
-        target = copy / mutant.source(kind).relative_to(PACKAGE_DIR)
+        copy = Path(tmp) / "hdl"
+        shutil.copytree(HDL_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        target = copy / mutant.file
         target.write_text(mutant.apply(target.read_text()))
-        env = {**os.environ, "PYTHONPATH": tmp, "VTABENCH_BUILD_DIR": str(Path(tmp) / "build")}
-        where = subprocess.run([sys.executable, "-c", "import vtabench; print(vtabench.__file__)"],
+        env = {**os.environ, "VTABENCH_HDL_DIR": str(copy),
+               "VTABENCH_BUILD_DIR": str(Path(tmp) / "build")}
+        where = subprocess.run([sys.executable, "-c",
+                                "from vtabench.sources import HDL_DIR; print(HDL_DIR)"],
                                cwd=tmp, env=env, capture_output=True, text=True, check=False)
-        if not where.stdout.startswith(str(copy)):
-            return Verdict(mutant.id, "broken", f"the copy is not the package the tests import "
+        if where.stdout.strip() != str(copy.resolve()):
+            return Verdict(mutant.id, "broken", f"the tests would not read the mutated copy "
                            f"({where.stdout.strip() or where.stderr.strip()[-300:]})",
                            settings=settings.key(mutant))
         proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p",

@@ -28,7 +28,7 @@ from vtabench.spec.config import Config
 from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.isa.insn import Insn, decode_program
 from vtabench.spec.isa.layout import MemType, Opcode, mem_elem_bytes
-from vtabench.targets.rtl.simjob import INSN_ALIGN, insn_offset
+from vtabench.rtl.simjob import INSN_ALIGN, insn_offset
 from vtabench.verify.builder import TestProgram
 from vtabench.verify.illegal import DEFECTS, expected_outcomes
 from vtabench.verify.random_program import random_program

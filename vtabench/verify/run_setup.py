@@ -47,7 +47,7 @@ CLEAN = Outcome()
 class RunSetup:
     """See the module docstring. ``kind`` names what the generator chose (``legal``,
     ``fault.read``, ``fault.fetch``, ``fault.write``, ``illegal.<defect>``), for reports and
-    coverage. ``dram_base`` and ``insn_pad`` are :class:`~vtabench.targets.rtl.simjob.RawProgram`'s;
+    coverage. ``dram_base`` and ``insn_pad`` are :class:`~vtabench.rtl.simjob.RawProgram`'s;
     ``knobs`` its DRAM knobs (fault addresses are bus addresses, ``dram_base`` included)."""
 
     kind: str = "legal"

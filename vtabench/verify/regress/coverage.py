@@ -20,7 +20,7 @@ from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.contracts.stages import TokenQueue
 from vtabench.spec.isa.layout import AluOp, MemType, Opcode, mem_depth, mem_elem_bytes
 from vtabench.spec.tokens import POP_QUEUES, PUSH_QUEUES, Stage, schedule, stage_of
-from vtabench.targets.rtl.simjob import DRAM_KNOBS, INSN_ALIGN, insn_offset
+from vtabench.rtl.simjob import DRAM_KNOBS, INSN_ALIGN, insn_offset
 from vtabench.verify.illegal import DEFECTS
 from vtabench.verify.random_case import KINDS
 from vtabench.verify.run_setup import setup_of

@@ -172,7 +172,7 @@ def _observe_bench(cfg: Config, target: str, programs: Sequence[TestProgram],
                    opts: dict[str, Any]) -> list[Observation]:
     """The target's core bench (the driver table's ``bench``) runs the whole list at once."""
     from vtabench.drivers.api import resolve
-    from vtabench.targets.rtl.simjob import RawProgram
+    from vtabench.rtl.simjob import RawProgram
 
     run_batch = resolve(target_table(target).bench)
     if not programs:

