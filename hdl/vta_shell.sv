@@ -1,7 +1,7 @@
 // VTA shell: what goes into the FPGA's user region behind a vendor PCIe shell.
 //
-//   - BAR0: an AXI4-Lite slave register block (vta_regs, generated from hdl/regmap.json; the map
-//     is in docs/registers.md). Upstream VCR layout first, then this project's extensions.
+//   - BAR0: an AXI4-Lite slave register block (vta_regs, generated from vtabench/spec/contracts/
+//     regmap.json; the map is in docs/registers.md). Upstream VCR layout first, then extensions.
 //   - The core's AXI4 master is passed through unchanged towards device DRAM (m_axi_*).
 //   - irq_o: a LEVEL interrupt, high while (IRQ_STATUS & IRQ_ENABLE) != 0, registered. IRQ_STATUS
 //     bits are set on the rising edge of the core's done_o (FINISH; ERROR too when error_o is

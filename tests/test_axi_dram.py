@@ -1,6 +1,6 @@
-"""Self-test of the bench's DPI DRAM model (tb/hdl/axi_dram.sv + tb/csrc/dram.cpp).
+"""Self-test of the bench's DPI DRAM model (tb/core/axi_dram.sv + tb/csrc/dram.cpp).
 
-A stand-in core (tb/hdl/selftest/vta_core.sv, a memcpy engine with the core's ports) copies the
+A stand-in core (tb/core/selftest/vta_core.sv, a memcpy engine with the core's ports) copies the
 "instruction" area to byte 0 through AR/R/AW/W/B bursts; the result comes back through the shared
 memory-mapped image. Checked: data under every memory knob (latency, bandwidth gaps, random
 back-pressure), cycle counts that follow the knobs, SLVERR on the fault window, an injected write

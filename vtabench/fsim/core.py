@@ -1,6 +1,6 @@
 """fsim: the functional reference simulator, the golden model every design entry is held to.
 
-:class:`Fsim` validates a program, asks :mod:`vtabench.schedule` for the order in which the three
+:class:`Fsim` validates a program, asks :mod:`vtabench.spec.tokens` for the order in which the three
 stages execute it under the token rules, and runs each instruction with the exact semantics of
 docs/isa.md section 4 against a DRAM image (a uint8 array updated in place).
 """

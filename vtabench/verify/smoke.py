@@ -1,7 +1,7 @@
 """On-board smoke test: a fixed set of programs on a chosen device, each checked against fsim.
 
 ``vtabench smoke --target opencl --platform NAME`` (and ``make smoke``) runs every directed
-program of :mod:`vtabench.programs` plus a few GEMM-heavy ones defined here (a tiled matrix
+program of :mod:`vtabench.verify.directed` plus a few GEMM-heavy ones defined here (a tiled matrix
 multiply with double-buffered weights and requantization, a padded 1-D convolution, and a program
 whose result depends on the dependency tokens reordering the stream) on the device through the
 driver API, compares the DRAM image after each run with fsim's bit for bit, prints the device
