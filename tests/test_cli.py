@@ -81,3 +81,51 @@ def test_exec_rejects_undecodable_stream(tmp_path):
                            "--out", str(tmp_path / "o.bin")], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "instruction 0: opcode 7 is not one of" in proc.stderr
+
+
+def test_version_is_the_installed_one(capsys):
+    from importlib.metadata import version
+
+    import vtabench
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"vtabench {vtabench.__version__}"
+    assert vtabench.__version__ == version("vtabench")
+
+
+def test_configs_lists_every_builtin(capsys):
+    from vtabench.spec.config import builtin_config_names
+
+    names = builtin_config_names()
+    assert main(["configs", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows] == names
+    for r in rows:
+        cfg = load_config(r["name"])
+        assert r["gemm"] == {"batch": cfg.batch, "block_in": cfg.block_in,
+                             "block_out": cfg.block_out}
+        assert r["macs_per_cycle"] == cfg.batch * cfg.block_in * cfg.block_out
+        assert r["buffer_bytes"]["wgt"] == 2 ** cfg.log_wgt_buff_size
+        assert r["axi_data_bits"] == cfg.axi_data_bits
+    assert main(["configs"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for r in rows:
+        g = r["gemm"]
+        row = next(line for line in lines if line.startswith(r["name"] + " "))
+        assert f"{g['batch']}x{g['block_in']}x{g['block_out']}" in row.split()
+        assert str(r["axi_data_bits"]) in row.split()
+
+
+@pytest.mark.parametrize("argv", [["disasm", "big.bin"], ["configs", "--json"]])
+def test_closed_stdout_ends_quietly(tmp_path, argv):
+    """`vtabench disasm p.bin | head`: the reader goes away (here before the first write); the
+    command ends like git or ls do, status 141 (128 + SIGPIPE), nothing on stderr."""
+    (tmp_path / "big.bin").write_bytes(encode_program(CFG, [Insn(Opcode.FINISH)] * 1000))
+    proc = subprocess.Popen([sys.executable, "-m", "vtabench", *argv], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141 and err == "", err

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 import threading
 
 #: Command modules, in the order `vtabench --help` lists them.
-COMMANDS = ("sim", "gen", "asm", "disasm", "validate", "exec", "serve", "smoke", "regress",
-            "mutate", "quantize", "compile", "run")
+COMMANDS = ("sim", "configs", "gen", "asm", "disasm", "validate", "exec", "serve", "smoke",
+            "regress", "mutate", "quantize", "compile", "run")
 
 
 class CliError(Exception):
@@ -58,8 +59,29 @@ def _raise_terminated(signum: int, frame: object) -> None:
 SIGNAL_EXIT = {KeyboardInterrupt: 128 + signal.SIGINT, Terminated: 128 + signal.SIGTERM}
 
 
+#: Exit status when the reader of stdout went away (``vtabench disasm p.bin | head``): what git
+#: and ls end with, killed by SIGPIPE, as a shell reports it; no message, like them.
+SIGPIPE_EXIT = 128 + signal.SIGPIPE
+
+
+def _stdout_closed() -> int:
+    """Point stdout at /dev/null so that the interpreter's last flush at exit does not fail a
+    second time on the closed pipe; the status says what happened."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return SIGPIPE_EXIT  # not a real file (a test's capture): nothing to flush into a pipe
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+    return SIGPIPE_EXIT
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from vtabench import __version__
+
     parser = argparse.ArgumentParser(prog="vtabench", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"vtabench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
         try:
@@ -83,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:
+        return _stdout_closed()
     except OSError as exc:
         print(f"vtabench {args.command}: error: {_file_error(parser, args, exc)}",
               file=sys.stderr)
