@@ -1,7 +1,7 @@
 """PCIe link cost model: how long a DMA transfer, an MMIO access and an MSI take.
 
 Pure Python (no simulator): the platform model (:mod:`.model`) advances simulated time by these
-numbers, and tests/test_platform.py checks the arithmetic. docs/platform.md gives every parameter
+numbers, and tests/test_pcie_model.py checks the arithmetic. docs/platform.md gives every parameter
 with its source; in short:
 
 - lane rate: 8 GT/s (Gen3, PCIe Base Spec 3.0) or 16 GT/s (Gen4, PCIe Base Spec 4.0) per lane,
