@@ -2,9 +2,11 @@
 
 Every module of vtabench/, drivers/ (installed as vtabench.drivers) and tb/ (vtabench.tb) is
 parsed with ``ast`` for its imports: those at the top, inside functions and under
-``TYPE_CHECKING`` alike (a lazy or type-only import is still a dependency; hiding an import in a
-function does not make a circle go away). A module may import its own layer and the layers below
-it; two modules must never import each other, directly or round a longer circle.
+``TYPE_CHECKING`` alike. A module may import its own layer and the layers below it, for types
+too. No two modules may import each other, directly or round a longer circle, at the top or
+inside a function (moving an import into a function does not undo a circle); an import under
+``if TYPE_CHECKING:`` runs nothing, so it closes no circle (spec.isa.layout names spec.config's
+``Config`` in its annotations while spec.config calls the layout to check a configuration).
 
 The layers, lowest first, are :data:`LAYERS`: callers sit above what they call, as the flow
 runs: cli -> verify -> report -> workloads -> graph -> compiler -> runtime -> drivers -> targets
@@ -47,11 +49,13 @@ ROOT_PACKAGE = "vtabench"
 
 @dataclass(frozen=True)
 class Import:
-    """``module`` imports ``target`` (both module names) at ``where`` (file:line)."""
+    """``module`` imports ``target`` (both module names) at ``where`` (file:line);
+    ``type_only``: under ``if TYPE_CHECKING:``."""
 
     module: str
     target: str
     where: str
+    type_only: bool = False
 
 
 def modules_of(roots: Mapping[Path, str]) -> dict[str, Path]:
@@ -73,6 +77,8 @@ def imports_of(module: str, path: Path, known: Mapping[str, Path]) -> Iterator[I
     counted: a package's __init__ importing its own modules is no circle."""
     tree = ast.parse(path.read_text(), filename=str(path))
     package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    type_only = {id(inner) for node in ast.walk(tree) if _is_type_checking_block(node)
+                 for stmt in node.body for inner in ast.walk(stmt)}
     for node in ast.walk(tree):
         names: list[str] = []
         if isinstance(node, ast.Import):
@@ -89,7 +95,16 @@ def imports_of(module: str, path: Path, known: Mapping[str, Path]) -> Iterator[I
                 name = name.rpartition(".")[0]
             if name and name != module:
                 shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
-                yield Import(module, name, f"{shown}:{node.lineno}")
+                yield Import(module, name, f"{shown}:{node.lineno}", id(node) in type_only)
+
+
+def _is_type_checking_block(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING:`` or ``if typing.TYPE_CHECKING:``."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
+            or isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def layer_of(module: str) -> int | None:
@@ -116,9 +131,9 @@ def upward_imports(imports: list[Import]) -> list[str]:
 
 def circles(imports: list[Import]) -> list[list[str]]:
     """The import circles: each strongly connected set of two or more modules (Tarjan),
-    sorted."""
+    sorted. Type-only imports are left out (they run nothing)."""
     graph: dict[str, set[str]] = {}
-    for imp in imports:
+    for imp in (i for i in imports if not i.type_only):
         graph.setdefault(imp.module, set()).add(imp.target)
         graph.setdefault(imp.target, set())
     index: dict[str, int] = {}
@@ -157,7 +172,7 @@ def circles(imports: list[Import]) -> list[list[str]]:
 def describe_circle(members: list[str], imports: list[Import]) -> str:
     inside = set(members)
     edges = sorted({f"{i.module} -> {i.target} ({i.where})" for i in imports
-                    if i.module in inside and i.target in inside})
+                    if i.module in inside and i.target in inside and not i.type_only})
     return "circle of " + ", ".join(members) + ":\n    " + "\n    ".join(edges)
 
 
@@ -189,14 +204,17 @@ def test_no_import_circle():
 @pytest.fixture
 def toy_tree(tmp_path: Path) -> Path:
     """A package ``vtabench`` of four modules: spec.a imports cli lazily (upward), spec.a and
-    spec.b import each other (b inside a function, relatively), rtl.c imports spec.b."""
+    spec.b import each other (b inside a function, relatively), rtl.c imports spec.b and
+    spec.b imports rtl.c for types only (upward, but no circle)."""
     pkg = tmp_path / "vtabench"
     for folder in (pkg, pkg / "spec", pkg / "rtl", pkg / "cli"):
         folder.mkdir(exist_ok=True)
         (folder / "__init__.py").write_text("")
     (pkg / "spec" / "a.py").write_text("from vtabench.spec import b\n\n"
                                        "def run():\n    import vtabench.cli.main\n")
-    (pkg / "spec" / "b.py").write_text("def late():\n    from . import a\n")
+    (pkg / "spec" / "b.py").write_text("from typing import TYPE_CHECKING\n\n"
+                                       "if TYPE_CHECKING:\n    from vtabench.rtl.c import C\n\n"
+                                       "def late():\n    from . import a\n")
     (pkg / "rtl" / "c.py").write_text("from vtabench.spec.b import late\n")
     (pkg / "cli" / "main.py").write_text("")
     return pkg
@@ -206,6 +224,8 @@ def test_the_checker_finds_a_lazy_upward_import_and_a_circle_in_a_function(toy_t
     known, imports = all_imports({toy_tree: "vtabench"})
     assert "vtabench.spec.a" in known and "vtabench.cli.main" in known
     up = upward_imports(imports)
-    assert len(up) == 1 and "vtabench.spec.a (spec) imports vtabench.cli.main (cli)" in up[0]
+    assert len(up) == 2, up
+    assert "vtabench.spec.a (spec) imports vtabench.cli.main (cli)" in up[0]
     assert up[0].split(": ")[0].endswith("a.py:4")
+    assert "vtabench.spec.b (spec) imports vtabench.rtl.c (targets)" in up[1]
     assert circles(imports) == [["vtabench.spec.a", "vtabench.spec.b"]]

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from tvm import te, tirx
 
-from vtabench.spec.config import IMM_BITS, PAD_BITS
+from vtabench.spec.isa.layout import IMM_BITS, PAD_BITS
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vtabench.spec import config as C
-from vtabench.spec.config import Config
-from vtabench.spec.isa.layout import (ALU_OPCODE_BITS, INSN_BITS, MEMTYPE_BITS, OPCODE_BITS, AluOp,
-                                 MemType, Opcode, insn_layout, uop_layout)
+from vtabench.spec.config import CMD_QUEUE_DEPTH, FETCH_GROUP_BEATS, TOKEN_QUEUE_DEPTH, Config
+from vtabench.spec.isa.layout import (ALU_OPCODE_BITS, DRAM_ADDR_BITS, IMM_BITS, INSN_BITS,
+                                      LOOP_ITER_BITS, MEMTYPE_BITS, OPCODE_BITS, PAD_BITS,
+                                      SIZE_BITS, SRAM_ADDR_BITS, STRIDE_BITS, UOP_BITS, AluOp,
+                                      MemType, Opcode, insn_layout, uop_layout)
 
 from vtabench.hwgen.paths import OPENCL_GEN_DIR, RTL_GEN_DIR
 
@@ -36,10 +37,10 @@ def constants(cfg: Config) -> list[tuple[str, int, str]]:
         ("ACC_WIDTH", 1 << cfg.log_acc_width, "bits of an accumulator value"),
         ("OUT_WIDTH", 1 << cfg.log_inp_width, "bits of an output value"),
         ("INSN_WIDTH", INSN_BITS, "bits of an instruction"),
-        ("UOP_WIDTH", C.UOP_BITS, "bits of a micro-op"),
-        ("TOKEN_QUEUE_DEPTH", C.TOKEN_QUEUE_DEPTH, "minimum tokens a dependency queue holds"),
-        ("CMD_QUEUE_DEPTH", C.CMD_QUEUE_DEPTH, "minimum instructions a stage queue holds"),
-        ("FETCH_GROUP_BEATS", C.FETCH_GROUP_BEATS, "bus beats of a fetch request at most"),
+        ("UOP_WIDTH", UOP_BITS, "bits of a micro-op"),
+        ("TOKEN_QUEUE_DEPTH", TOKEN_QUEUE_DEPTH, "minimum tokens a dependency queue holds"),
+        ("CMD_QUEUE_DEPTH", CMD_QUEUE_DEPTH, "minimum instructions a stage queue holds"),
+        ("FETCH_GROUP_BEATS", FETCH_GROUP_BEATS, "bus beats of a fetch request at most"),
     ]
     for buf, elem in (("UOP", cfg.uop_elem_bytes), ("INP", cfg.inp_elem_bytes),
                       ("WGT", cfg.wgt_elem_bytes), ("ACC", cfg.acc_elem_bytes),
@@ -56,10 +57,10 @@ def constants(cfg: Config) -> list[tuple[str, int, str]]:
     out += [
         ("OPCODE_WIDTH", OPCODE_BITS, ""), ("MEMTYPE_WIDTH", MEMTYPE_BITS, ""),
         ("ALUOP_WIDTH", ALU_OPCODE_BITS, ""),
-        ("SRAM_ADDR_WIDTH", C.SRAM_ADDR_BITS, ""), ("DRAM_ADDR_WIDTH", C.DRAM_ADDR_BITS, ""),
-        ("SIZE_WIDTH", C.SIZE_BITS, ""), ("STRIDE_WIDTH", C.STRIDE_BITS, ""),
-        ("PAD_WIDTH", C.PAD_BITS, ""), ("LOOP_ITER_WIDTH", C.LOOP_ITER_BITS, ""),
-        ("IMM_WIDTH", C.IMM_BITS, ""),
+        ("SRAM_ADDR_WIDTH", SRAM_ADDR_BITS, ""), ("DRAM_ADDR_WIDTH", DRAM_ADDR_BITS, ""),
+        ("SIZE_WIDTH", SIZE_BITS, ""), ("STRIDE_WIDTH", STRIDE_BITS, ""),
+        ("PAD_WIDTH", PAD_BITS, ""), ("LOOP_ITER_WIDTH", LOOP_ITER_BITS, ""),
+        ("IMM_WIDTH", IMM_BITS, ""),
     ]
     out += [(f"OPCODE_{o.name}", o.value, "") for o in Opcode]
     out += [(f"MEM_ID_{m.name}", m.value, "") for m in MemType]

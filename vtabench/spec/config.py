@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from vtabench.spec.isa.layout import SRAM_ADDR_BITS, UOP_BITS, layout_overflow
+
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 
 #: The keys a configuration file must have, with their allowed inclusive range and why.
@@ -50,16 +52,6 @@ CMD_QUEUE_DEPTH = 512
 #: Fetch reads instructions in groups of at most this many bus beats (one AXI burst each, never
 #: across a group boundary): the RTL's fetch and the regression's alignment bins share it.
 FETCH_GROUP_BEATS = 8
-
-# Fixed instruction field widths (upstream hw_spec.h).
-SRAM_ADDR_BITS = 16
-DRAM_ADDR_BITS = 32
-SIZE_BITS = 16
-STRIDE_BITS = 16
-PAD_BITS = 4
-LOOP_ITER_BITS = 14
-IMM_BITS = 16
-UOP_BITS = 32
 
 
 class ConfigError(ValueError):
@@ -277,9 +269,9 @@ def _check_derived(cfg: Config, source: str) -> None:
             f"wgt {cfg.log_wgt_depth} = {uop_bits} bits exceed the {UOP_BITS}-bit micro-op; "
             f"shrink LOG_ACC_BUFF_SIZE, LOG_INP_BUFF_SIZE or LOG_WGT_BUFF_SIZE")
     # Instruction word widths are checked by the layout, which knows the packing rule.
-    from vtabench.spec.isa.layout import check_layout_fits
-
-    check_layout_fits(cfg, source)
+    overflow = layout_overflow(cfg)
+    if overflow is not None:
+        raise ConfigError(f"{source}: {overflow}")
 
 
 def config_path(name_or_path: str | Path) -> Path:

@@ -5,6 +5,9 @@ starts at bit 64 instead (upstream's C bit-fields in 64-bit units). For the defa
 this reproduces upstream VTA 0.0.2's ``hw_spec.h`` positions exactly (tests/test_isa.py holds the
 upstream table). This is the one place field positions are computed: the Python ISA library, the
 SystemVerilog package and the OpenCL header are all generated from :func:`insn_layout`.
+
+The fixed field widths live here too; :mod:`vtabench.spec.config` imports this module to check
+that a configuration's instructions fit, and this module names its ``Config`` for types only.
 """
 
 from __future__ import annotations
@@ -14,13 +17,21 @@ from enum import IntEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from vtabench.spec import config as C
-
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
 
 INSN_BITS = 128
 WORD_BITS = 64
+
+# Fixed instruction field widths (upstream hw_spec.h).
+SRAM_ADDR_BITS = 16
+DRAM_ADDR_BITS = 32
+SIZE_BITS = 16
+STRIDE_BITS = 16
+PAD_BITS = 4
+LOOP_ITER_BITS = 14
+IMM_BITS = 16
+UOP_BITS = 32
 
 
 class Opcode(IntEnum):
@@ -90,14 +101,14 @@ def _field_widths(cfg: Config, op: Opcode) -> list[tuple[str, int]]:
               ("push_prev_dep", 1), ("push_next_dep", 1)]
     if op in (Opcode.LOAD, Opcode.STORE):
         return common + [
-            ("memory_type", MEMTYPE_BITS), ("sram_base", C.SRAM_ADDR_BITS),
-            ("dram_base", C.DRAM_ADDR_BITS), ("y_size", C.SIZE_BITS), ("x_size", C.SIZE_BITS),
-            ("x_stride", C.STRIDE_BITS), ("y_pad_0", C.PAD_BITS), ("y_pad_1", C.PAD_BITS),
-            ("x_pad_0", C.PAD_BITS), ("x_pad_1", C.PAD_BITS)]
+            ("memory_type", MEMTYPE_BITS), ("sram_base", SRAM_ADDR_BITS),
+            ("dram_base", DRAM_ADDR_BITS), ("y_size", SIZE_BITS), ("x_size", SIZE_BITS),
+            ("x_stride", STRIDE_BITS), ("y_pad_0", PAD_BITS), ("y_pad_1", PAD_BITS),
+            ("x_pad_0", PAD_BITS), ("x_pad_1", PAD_BITS)]
     if op == Opcode.FINISH:
         return common
     loops = [("reset_reg", 1), ("uop_bgn", cfg.log_uop_depth), ("uop_end", cfg.log_uop_depth + 1),
-             ("iter_out", C.LOOP_ITER_BITS), ("iter_in", C.LOOP_ITER_BITS),
+             ("iter_out", LOOP_ITER_BITS), ("iter_in", LOOP_ITER_BITS),
              ("dst_factor_out", cfg.log_acc_depth), ("dst_factor_in", cfg.log_acc_depth)]
     if op == Opcode.GEMM:
         return common + loops + [
@@ -105,7 +116,7 @@ def _field_widths(cfg: Config, op: Opcode) -> list[tuple[str, int]]:
             ("wgt_factor_out", cfg.log_wgt_depth), ("wgt_factor_in", cfg.log_wgt_depth)]
     return common + loops + [
         ("src_factor_out", cfg.log_acc_depth), ("src_factor_in", cfg.log_acc_depth),
-        ("alu_opcode", ALU_OPCODE_BITS), ("use_imm", 1), ("imm", C.IMM_BITS)]
+        ("alu_opcode", ALU_OPCODE_BITS), ("use_imm", 1), ("imm", IMM_BITS)]
 
 
 def _pack(widths: list[tuple[str, int]], total: int, unit: int) -> tuple[tuple[Field, ...], int]:
@@ -162,19 +173,20 @@ def uop_layout(cfg: Config) -> UopLayout:
     return UopLayout(dst, src, wgt)
 
 
-def check_layout_fits(cfg: Config, source: str) -> None:
-    """Every instruction kind must fit 128 bits under the packing rule."""
+def layout_overflow(cfg: Config) -> str | None:
+    """Why an instruction kind of ``cfg`` does not fit 128 bits under the packing rule, or None
+    when every kind fits (the configuration's loader raises the reason as its error)."""
     for op in Opcode:
         fields, used = _pack(_field_widths(cfg, op), INSN_BITS, WORD_BITS)
         if used > INSN_BITS:
             last = fields[-1]
-            depth_keys = {"uop": "LOG_UOP_BUFF_SIZE", "acc": "LOG_ACC_BUFF_SIZE",
-                          "inp": "LOG_INP_BUFF_SIZE", "wgt": "LOG_WGT_BUFF_SIZE"}
+            depth_keys = ("LOG_UOP_BUFF_SIZE", "LOG_ACC_BUFF_SIZE", "LOG_INP_BUFF_SIZE",
+                          "LOG_WGT_BUFF_SIZE")
             widths = ", ".join(f"{f.name}={f.width}" for f in fields if f.lsb >= WORD_BITS)
-            raise C.ConfigError(
-                f"{source}: {op.name} instruction needs {used} bits (word 1: {widths}) but an "
-                f"instruction has {INSN_BITS}; field {last.name} ends at bit {last.msb}. "
-                f"Reduce buffer depths ({', '.join(depth_keys.values())}).")
+            return (f"{op.name} instruction needs {used} bits (word 1: {widths}) but an "
+                    f"instruction has {INSN_BITS}; field {last.name} ends at bit {last.msb}. "
+                    f"Reduce buffer depths ({', '.join(depth_keys)}).")
+    return None
 
 
 def mem_elem_bytes(cfg: Config, mem: MemType) -> int:
