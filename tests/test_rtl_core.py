@@ -14,11 +14,13 @@ VTABENCH_RTL_RANDOM sets how many random programs run per configuration (default
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import random
 import time
 from pathlib import Path
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -34,6 +36,7 @@ from vtabench.spec.isa.insn import Insn
 from vtabench.spec.isa.layout import MemType, Opcode
 from vtabench.verify import perf
 from vtabench.spec.contracts.errors import ErrorCode
+from vtabench.rtl import verilator
 from vtabench.rtl.verilator import build
 from vtabench.rtl.simjob import RawProgram, run_batch
 
@@ -209,14 +212,32 @@ def run_cloud64_gemm(seed: int) -> dict[str, Any]:
             **_compare(prog.name, rp.dram, want)}
 
 
-def run_waves(seed: int, fst: Path) -> dict[str, Any]:
+@contextlib.contextmanager
+def waves_format_forced(fmt: str | None) -> Iterator[None]:
+    """The waves format the build decides on (verilator.waves_format: FST when the lz4 headers
+    are installed) set to ``fmt`` for the duration (None: left as the machine decides)."""
+    saved = verilator._WAVES_FORMAT
+    if fmt is not None:
+        verilator._WAVES_FORMAT = fmt
+    try:
+        yield
+    finally:
+        verilator._WAVES_FORMAT = saved
+
+
+def run_waves(seed: int, path: Path, fmt: str | None = None) -> dict[str, Any]:
+    """The first directed program with waves, in format ``fmt`` (None: the machine's)."""
     cfg = load_config("default")
     prog = directed_programs(cfg)[0]
     want = prog.dram.copy()
     Fsim(cfg).run(prog.insns, want)
     rp = RawProgram(prog.name, prog.insns, prog.dram.copy())
-    st = run_batch(cfg, [rp], seed=seed, waves=fst, quiet=True)[0]
-    return {"stats": st, "fst": str(fst), "size": fst.stat().st_size if fst.exists() else 0,
+    with waves_format_forced(fmt):
+        st = run_batch(cfg, [rp], seed=seed, waves=path, quiet=True)[0]
+        built_fmt = verilator.waves_format()
+    written = Path(st.get("waves", path))
+    return {"stats": st, "format": built_fmt, "waves": str(written),
+            "head": written.read_bytes()[:4096] if written.is_file() else b"",
             **_compare(prog.name, rp.dram, want)}
 
 
@@ -226,6 +247,8 @@ def _items(seed: int, run_dir: Path) -> dict[str, Callable[[], Any]]:
         f"batch-{c}": functools.partial(run_config_batch, c, seed) for c in CONFIGS}
     items["cloud64-gemm"] = functools.partial(run_cloud64_gemm, seed)
     items["waves"] = functools.partial(run_waves, seed, run_dir / "waves" / "gemm_loops.fst")
+    items["waves-vcd"] = functools.partial(run_waves, seed, run_dir / "waves-vcd" / "gemm_loops",
+                                           "vcd")
     return items
 
 
@@ -260,7 +283,7 @@ def _item_keys(test: pytest.Item) -> set[str]:
     if "cloud64" in name:
         return {"cloud64-gemm"}
     if "waves" in name:
-        return {"waves"}
+        return {"waves-vcd" if "vcd" in name else "waves"}
     params = getattr(getattr(test, "callspec", None), "params", {})
     return {f"batch-{params['cfg_name']}"} if "cfg_name" in params else set()
 
@@ -400,8 +423,27 @@ def test_cloud64_builds_and_runs_gemm(rtl_work: SharedWork) -> None:
     _check_match(rec)
 
 
-def test_waves_written(rtl_work: SharedWork) -> None:
-    rec = rtl_work.get("waves")
+def _check_waves(rec: dict[str, Any], fmt: str) -> None:
+    """The run matched fsim and wrote waves in ``fmt``: the file's suffix and its first bytes
+    (FST: a binary header block, type 0; VCD: text declarations)."""
     _check_match(rec)
-    assert rec["size"] > 0, f"no FST at {rec['fst']}"
-    assert rec["stats"]["waves"] == rec["fst"]
+    path, head = Path(rec["waves"]), rec["head"]
+    assert rec["format"] == fmt
+    assert path.suffix == f".{fmt}", f"waves at {path}, expected a .{fmt} file"
+    assert head, f"no waves at {path}"
+    if fmt == "fst":
+        assert head[0] == 0 and b"$scope" not in head, f"{path} is not an FST: {head[:40]!r}"
+    else:
+        text = head.decode("ascii")
+        assert text.lstrip().startswith("$") and "$scope" in text, f"{path} is not a VCD"
+
+
+def test_waves_written(rtl_work: SharedWork) -> None:
+    """Waves in the format the build reports for this machine (FST with the lz4 headers)."""
+    _check_waves(rtl_work.get("waves"), verilator.waves_format())
+
+
+def test_waves_written_as_vcd_without_lz4(rtl_work: SharedWork) -> None:
+    """The VCD path, forced through the build's own decision, so that a machine with the lz4
+    headers exercises it too."""
+    _check_waves(rtl_work.get("waves-vcd"), "vcd")

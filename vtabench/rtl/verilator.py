@@ -1,8 +1,8 @@
 """Build the Verilator + cocotb simulation of the core bench, once per configuration.
 
 ``build(cfg)`` returns a :class:`Build` for ``build/rtl/<config>/`` (``<config>-waves`` for the
-FST-tracing variant). The build is skipped when the stamp file there records the same hash of
-every input: RTL sources, the generated package (regenerated from the configuration by
+FST-tracing variant, ``<config>-waves-vcd`` for the VCD one: :func:`waves_format`). The build is
+skipped when the stamp file there records the same hash of every input: RTL sources, the generated package (regenerated from the configuration by
 :func:`vtabench.hwgen.constants.sv_package` into the build directory, so it is always current), the bench
 top, the DRAM model and its C++ storage, the build options and the tool versions. A file lock
 serialises concurrent builds of one directory (pytest-xdist workers, parallel CLI calls).
