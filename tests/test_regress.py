@@ -26,7 +26,7 @@ from vtabench.verify.regress.campaign import generate, minimise
 from vtabench.verify.regress.coverage import FunctionalCoverage, all_bins
 from vtabench.verify.regress.diff import (Observation, check, compare, first_mismatch,
                                           golden_image, run_on_target)
-from vtabench.verify.regress.rtl_coverage import RtlCoverage
+from vtabench.rtl.coverage import RtlCoverage
 from vtabench.verify.regress.shrink import Shrinker
 from vtabench.verify.run_setup import Outcome
 

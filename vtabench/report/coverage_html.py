@@ -1,5 +1,5 @@
 """An HTML report of a regression's coverage: Verilator's code coverage (line, branch and toggle
-points per module, from :class:`~vtabench.verify.regress.rtl_coverage.RtlCoverage`) and the ISA's
+points per module, from :class:`~vtabench.rtl.coverage.RtlCoverage`) and the ISA's
 functional bins, in one folder that opens without a server and needs no genhtml.
 
 - ``index.html``: the totals, a table of modules (one module per file in hdl/) with the points
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vtabench.verify.regress.rtl_coverage import SOURCE_ROOT, Point, RtlCoverage
+from vtabench.rtl.coverage import SOURCE_ROOT, Point, RtlCoverage
 
 #: kinds of code coverage points in report order (Verilator's pages v_line, v_branch, v_toggle)
 KINDS = ("line", "branch", "toggle")

@@ -2,10 +2,12 @@
 
 ``build(cfg)`` returns a :class:`Build` for ``build/rtl/<config>/`` (``<config>-waves`` for the
 FST-tracing variant, ``<config>-waves-vcd`` for the VCD one: :func:`waves_format`). The build is
-skipped when the stamp file there records the same hash of every input: RTL sources, the generated package (regenerated from the configuration by
-:func:`vtabench.hwgen.constants.sv_package` into the build directory, so it is always current), the bench
-top, the DRAM model and its C++ storage, the build options and the tool versions. A file lock
-serialises concurrent builds of one directory (pytest-xdist workers, parallel CLI calls).
+skipped when the stamp file there records the same hash of every input: RTL sources, the
+generated package (regenerated from the configuration by
+:func:`vtabench.hwgen.constants.sv_package` into the build directory, so it is always current),
+the bench top, the DRAM model and its C++ storage, the build options and the tool versions. A
+file lock serialises concurrent builds of one directory (pytest-xdist workers, parallel CLI
+calls).
 
 Options measured on this 2-core machine (see bench/bench_rtl.py): Verilator ``-O3`` and g++ ``-O2``
 on the generated C++ (``-CFLAGS -O2``; Verilator's own make default is ``-Os``); no ``--threads``
@@ -155,7 +157,8 @@ def hashed_rtl_files(hdl_dir: Path = HDL_DIR) -> list[Path]:
 def build_dir_for(cfg: Config, waves: bool = False, stub: bool = False, coverage: bool = False,
                   mutation: Mutation | None = None, bench: Bench | None = None) -> Path:
     name = (cfg.name + ("-stub" if stub else "") + (bench or CORE_BENCH).suffix
-            + ("-waves" if waves else "") + ("-cov" if coverage else "")
+            + ("-waves" + ("" if waves_format() == "fst" else "-vcd") if waves else "")
+            + ("-cov" if coverage else "")
             + (f"-mut-{mutation.tag}" if mutation else ""))
     return BUILD_ROOT / name
 

@@ -38,7 +38,7 @@ from vtabench.verify.builder import TestProgram
 from vtabench.verify.random_case import random_case
 from vtabench.verify.regress.coverage import FunctionalCoverage
 from vtabench.verify.regress.diff import Mismatch, compare, golden_image, run_on_target
-from vtabench.verify.regress.rtl_coverage import RtlCoverage
+from vtabench.rtl.coverage import RtlCoverage
 from vtabench.verify.regress.shrink import Shrinker
 from vtabench.verify.run_setup import program_code, setup_of
 

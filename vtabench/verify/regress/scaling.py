@@ -22,7 +22,7 @@ from vtabench.spec.config import load_config
 from vtabench.verify.regress.campaign import CHUNK, regress, run_chunk
 from vtabench.verify.regress.cluster import ClusterSpec, cluster_executor
 from vtabench.verify.regress.coverage import FunctionalCoverage
-from vtabench.verify.regress.rtl_coverage import RtlCoverage
+from vtabench.rtl.coverage import RtlCoverage
 
 
 def _noop(k: int) -> int:
