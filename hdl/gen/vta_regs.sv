@@ -5,7 +5,7 @@
 // taken when AW and W are both valid; WSTRB masks bytes of rw fields. An address that
 // names no register answers SLVERR (reads return 0, writes do nothing); a write to a
 // read-only register is ignored with OKAY. One port per register field; see
-// docs/registers.md for the map and vtabench/regmap.py for the access kinds.
+// docs/registers.md for the map and vtabench/hwgen/regmap.py for the access kinds.
 module vta_regs (
   input  logic        clk_i,
   input  logic        rst_ni,
@@ -73,7 +73,7 @@ module vta_regs (
   localparam logic [1:0] RespOkay = 2'b00;
   localparam logic [1:0] RespSlvErr = 2'b10;
 
-  // Register byte offsets (from hdl/regmap.json).
+  // Register byte offsets (from spec/contracts/regmap.json).
   localparam logic [11:0] AddrCtrl = 12'h000;
   localparam logic [11:0] AddrCycles = 12'h004;
   localparam logic [11:0] AddrInsnCount = 12'h008;

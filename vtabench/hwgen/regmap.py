@@ -169,7 +169,7 @@ def sv_module(rm: RegMap) -> str:
     a("// taken when AW and W are both valid; WSTRB masks bytes of rw fields. An address that")
     a("// names no register answers SLVERR (reads return 0, writes do nothing); a write to a")
     a("// read-only register is ignored with OKAY. One port per register field; see")
-    a("// docs/registers.md for the map and vtabench/regmap.py for the access kinds.")
+    a("// docs/registers.md for the map and vtabench/hwgen/regmap.py for the access kinds.")
     a(f"module {rm.name} (")
     a("  input  logic        clk_i,")
     a("  input  logic        rst_ni,")
@@ -210,7 +210,7 @@ def sv_module(rm: RegMap) -> str:
     a("  localparam logic [1:0] RespOkay = 2'b00;")
     a("  localparam logic [1:0] RespSlvErr = 2'b10;")
     a("")
-    a("  // Register byte offsets (from hdl/regmap.json).")
+    a("  // Register byte offsets (from spec/contracts/regmap.json).")
     for r in rm.registers:
         a(f"  localparam logic [{aw - 1}:0] Addr{_camel(r.name)} = {aw}'h{r.offset:03x};")
     a("")
@@ -443,8 +443,9 @@ def py_module(rm: RegMap) -> str:
 def markdown(rm: RegMap) -> str:
     L = [f"<!-- {HEADER} -->", "", "# BAR0 register map", "", rm.doc, "",
          (f"Register map revision {rm.revision} (VERSION.REGMAP). The SV register block is "
-         "`hdl/gen/vta_regs.sv`, the Python constants `vtabench/regs.py`; both are generated from "
-         "`hdl/regmap.json` with this page (`vtabench gen`). Unmapped offsets answer SLVERR; writes "
+         "`hdl/gen/vta_regs.sv`, the Python constants `vtabench/spec/contracts/regs.py`; both are "
+         "generated from `vtabench/spec/contracts/regmap.json` with this page (`vtabench gen`, "
+         "`vtabench/hwgen/regmap.py`). Unmapped offsets answer SLVERR; writes "
          "to read-only registers are ignored (OKAY)."), "",
          "Access kinds:", ""]
     for k in ACCESS_KINDS:
