@@ -1,23 +1,37 @@
 """The C driver (upstream VTA's driver ABI over the simulator socket) and its example program.
 
-``make`` builds libvtasim.a and vta_example with the system compiler (headers generated from the
-protocol, the register map and the configuration); the example loads programs and their DRAM
-images, runs them on a simulated card that ``vtabench serve`` runs, and checks the images against
-fsim's, and says FAIL for an image that differs.
+``make`` builds libvtasim.a and vta_example with the system compiler (headers from the protocol,
+the register map and the configuration's committed view); the example loads programs and their
+DRAM images, runs them on a simulated card that ``vtabench serve`` runs, and checks the images
+against fsim's, and says FAIL for an image that differs. A driver program that misuses its
+buffers (tests/c/driver_misuse.c) is stopped at the faulting call with one line naming the
+buffer.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import resource
+import signal
 import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from vtabench.drivers.rtl.c_driver import build_c_driver, generated_headers
+from vtabench.drivers.rtl.c_driver import (
+    COMMITTED_CONFIG_HEADERS,
+    build_c_driver,
+    config_header,
+    generated_headers,
+    main,
+)
 from vtabench.drivers.rtl.launcher import start_server
 from vtabench.fsim import Fsim
-from vtabench.spec.config import load_config
+from vtabench.spec.config import CONFIG_DIR, load_config
 from vtabench.spec.isa.insn import encode_program
 from vtabench.verify.directed import directed_programs
 
@@ -32,6 +46,57 @@ def test_generated_headers_name_every_register_and_op() -> None:
     for op in Op:
         assert f"#define VTA_SIM_OP_{op.name} {int(op)}u" in h["vta_sim_protocol.h"]
     assert "VTA_CONFIG_ID" in h["vta_config.h"]
+
+
+def test_config_header_is_the_committed_view_without_the_generator() -> None:
+    """A built-in configuration takes the header `vtabench gen` commits; the generator is not
+    even imported."""
+    from vtabench.hwgen.paths import OPENCL_GEN_DIR
+
+    assert COMMITTED_CONFIG_HEADERS == OPENCL_GEN_DIR
+    probe = ("import sys; from vtabench.drivers.rtl.c_driver import generated_headers; "
+             "from vtabench.spec.config import load_config; "
+             "h = generated_headers(load_config('cloud32'))['vta_config.h']; "
+             "print(h == open(sys.argv[1]).read(), sorted(m for m in sys.modules "
+             "if m.startswith('vtabench.hwgen')))")
+    r = subprocess.run([sys.executable, "-c", probe,
+                        str(COMMITTED_CONFIG_HEADERS / "cloud32" / "vta_config.h")],
+                       capture_output=True, text=True, timeout=60, check=True)
+    assert r.stdout.split() == ["True", "[]"], r.stdout + r.stderr
+
+
+def test_config_given_by_path_is_generated(tmp_path: Path) -> None:
+    """A JSON file under a built-in name but with other values does not take that name's
+    committed header: its own is generated (its CONFIG_ID)."""
+    from vtabench.hwgen.constants import c_header
+
+    data = json.loads((CONFIG_DIR / "default.json").read_text())
+    data["NAME"] = "default"
+    data["LOG_ACC_BUFF_SIZE"] -= 1
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(data))
+    cfg = load_config(path)
+    committed = (COMMITTED_CONFIG_HEADERS / "default" / "vta_config.h").read_text()
+    assert cfg.config_id != load_config("default").config_id
+    assert config_header(cfg) == c_header(cfg) != committed
+    assert f"#define VTA_CONFIG_ID {cfg.config_id}u" in config_header(cfg)
+
+
+def test_build_into_an_output_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """--out DIR (relative to the working folder) gets the library, the example and gen/; a
+    program links against them as docs/platform.md says."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["--config", "edge8", "--out", "drv"]) == 0
+    out = tmp_path / "drv"
+    assert capsys.readouterr().out.strip() == str(out)
+    assert {p.name for p in out.iterdir()} >= {"libvtasim.a", "vta_example", "gen"}
+    assert (out / "gen" / "vta_config.h").read_text() == \
+        (COMMITTED_CONFIG_HEADERS / "edge8" / "vta_config.h").read_text()
+    prog = _link(MISUSE_SOURCE, out, tmp_path / "prog")
+    assert prog.is_file()
+    assert main(["--config", "nope", "--out", "drv"]) == 2
+    assert "no configuration named 'nope'" in capsys.readouterr().err
 
 
 @pytest.mark.rtl
@@ -78,3 +143,76 @@ def test_example_driver_runs_programs_on_the_card(tmp_path) -> None:  # type: ig
                                env={**env, "VTA_SIM_SOCKET": str(server.socket_path)},
                                capture_output=True, text=True, timeout=60, check=False)
     assert no_server.returncode == 1 and "no simulator serves on" in no_server.stderr
+
+
+#: A driver program that misuses the buffers in the way its argument names.
+MISUSE_SOURCE = Path(__file__).parent / "c" / "driver_misuse.c"
+#: Buffer A of driver_misuse.c, with the device address and size the driver names it by.
+A_DESC = "buffer {A} (device address 0x0, 4096 bytes)"
+#: What the driver says for each misuse (after "vta sim driver: ").
+MISUSE_LINES = {
+    "h2d": "VTAMemCopyFromHost: writing 8192 bytes at offset 0 of " + A_DESC
+           + " runs past its end",
+    "d2h": "VTAMemCopyToHost: reading 4096 bytes at offset 1024 of " + A_DESC
+           + " runs past its end",
+    "d2d": "VTAMemCopyFromHost: reading 8192 bytes at offset 0 of " + A_DESC
+           + " runs past its end",
+    "flush": "VTAFlushCache: flushing 8192 bytes at offset 0 of " + A_DESC + " runs past its end",
+    "invalidate": "VTAInvalidateCache: invalidating 3997 bytes at offset 100 of " + A_DESC
+                  + " runs past its end",
+    "use_after_free": "VTAMemCopyFromHost: use after free: writing 16 bytes at offset 0 of "
+                      + A_DESC + ", which VTAMemFree gave back",
+    "double_free": "VTAMemFree: double free of " + A_DESC,
+}
+
+
+def _link(source: Path, lib_dir: Path, exe: Path) -> Path:
+    """Build a driver program with the system compiler against libvtasim.a in ``lib_dir``."""
+    from vtabench.drivers.rtl.c_driver import C_DIR
+
+    subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-DUSE_VTA64",
+                    "-I", str(C_DIR / "include"), "-I", str(lib_dir / "gen"), str(source),
+                    "-L", str(lib_dir), "-lvtasim", "-o", str(exe)], check=True, timeout=120)
+    return exe
+
+
+@pytest.fixture(scope="module")
+def misuse_card(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
+    """driver_misuse built against the driver, and the environment of a card serving it."""
+    cfg = load_config("default")
+    folder = tmp_path_factory.mktemp("misuse")
+    exe = _link(MISUSE_SOURCE, build_c_driver(cfg, folder / "driver"), folder / "driver_misuse")
+    server = start_server(cfg, once=False)
+    try:
+        server.wait_listening()
+        yield exe, {**os.environ, "VTA_SIM_SOCKET": str(server.socket_path),
+                    "VTA_SIM_MEM_BYTES": str(1 << 20)}
+    finally:
+        server.stop(0.0)
+
+
+def _run_misuse(card: tuple[Path, dict[str, str]], case: str) -> subprocess.CompletedProcess[str]:
+    exe, env = card
+    return subprocess.run([str(exe), case], env=env, capture_output=True, text=True, timeout=120,
+                          check=False, preexec_fn=lambda: resource.setrlimit(  # no core file
+                              resource.RLIMIT_CORE, (0, 0)))
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("case", sorted(MISUSE_LINES))
+def test_c_driver_stops_a_misuse(misuse_card, case: str) -> None:  # type: ignore[no-untyped-def]
+    """Each misuse aborts at the faulting call with one line naming buffer A, its size and the
+    offending offset and size; nothing after it runs."""
+    r = _run_misuse(misuse_card, case)
+    names = dict(kv.split("=") for kv in r.stdout.split())
+    want = "vta sim driver: " + MISUSE_LINES[case].format(A=names["A"])
+    assert r.returncode == -signal.SIGABRT and r.stderr.splitlines() == [want], \
+        f"{case}: status {r.returncode}\n{r.stdout}{r.stderr}"
+
+
+@pytest.mark.rtl
+def test_c_driver_allows_every_in_bounds_use(misuse_card) -> None:  # type: ignore[no-untyped-def]
+    """The control: the largest in-bounds copies (host, device and device to device), flush and
+    invalidate pass, and the data survives the round trip through the card."""
+    r = _run_misuse(misuse_card, "ok")
+    assert r.returncode == 0 and r.stderr == "", r.stdout + r.stderr

@@ -15,8 +15,14 @@
  * The connection opens on the first call of any entry point: the card is reset with
  * VTA_SIM_MEM_BYTES of DRAM (default 64 MiB), its register map revision checked, DRAM_BASE,
  * DRAM_SIZE and the upstream pointers written, the finish and error interrupts enabled. It
- * closes when the process exits. Errors the ABI cannot return (a lost connection, a failed DMA,
- * a pointer that is not a buffer) print one line and exit the process with status 1.
+ * closes when the process exits. Errors the ABI cannot return (a lost connection, a failed DMA)
+ * print one line and exit the process with status 1.
+ *
+ * The card as a sanitizer (include/vta/driver.h, "Errors"): every copy, flush and invalidate is
+ * checked against the buffer it starts in (the size asked of VTAMemAlloc, not the pages taken),
+ * freed buffers stay in a quarantine (their host copies kept, QUARANTINE_BYTES at most) so a use
+ * after free or a double free is named as such. A misuse prints one line naming the buffer (host
+ * pointer, device address, size) and the offending offset and size, then abort()s.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,11 +46,14 @@
 #define DEFAULT_MEM_BYTES (64ull << 20)
 #define ALL_ONES 0xFFFFFFFFu
 #define MMIO_RETRIES 3
+/* Host bytes of freed buffers kept so that a later use or free of one is recognised. */
+#define QUARANTINE_BYTES (64ull << 20)
 
 typedef struct {
   uint8_t* host;
   vta_phy_addr_t phy;
-  size_t size; /* bytes of device memory taken (whole pages) */
+  size_t size; /* bytes asked for: where a copy must end */
+  size_t span; /* bytes of device memory taken (whole pages) */
   int cached;
 } buffer_t;
 
@@ -66,6 +75,10 @@ static struct {
   buffer_t* bufs; /* sorted by phy */
   size_t nbufs;
   size_t cap;
+  buffer_t* freed; /* the quarantine, oldest first: host copies kept, device pages given back */
+  size_t nfreed;
+  size_t freed_cap;
+  size_t freed_bytes;
 } g = {.fd = -1};
 
 static void die(const char* fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
@@ -79,6 +92,22 @@ static void die(const char* fmt, ...) {
   va_end(ap);
   g.broken = 1;
   exit(EXIT_FAILURE);
+}
+
+/* A misuse of the ABI by the calling program (include/vta/driver.h, "Errors"): one line, then
+ * abort() at the offending call, as the C library does on a double free. */
+static void misuse(const char* fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+static void misuse(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("vta sim driver: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  fflush(stderr);
+  g.broken = 1;
+  abort();
 }
 
 static const char* op_name(uint32_t op) {
@@ -259,12 +288,63 @@ static void dma(uint32_t op, vta_phy_addr_t phy, uint8_t* host, size_t n) {
 }
 
 /* ---- memory ------------------------------------------------------------------------------- */
-static buffer_t* find_buffer(const void* p, const char* what) {
+/* The buffer of list whose pages hold p, or NULL. */
+static buffer_t* buffer_at(buffer_t* list, size_t n, const void* p) {
   const uint8_t* q = p;
-  for (size_t i = 0; i < g.nbufs; i++) {
-    if (q >= g.bufs[i].host && q < g.bufs[i].host + g.bufs[i].size) return &g.bufs[i];
+  for (size_t i = 0; i < n; i++) {
+    if (q >= list[i].host && q < list[i].host + list[i].span) return &list[i];
   }
-  die("%s: %p is not inside a VTAMemAlloc buffer", what, p);
+  return NULL;
+}
+
+#define BUF_FMT "buffer %p (device address 0x%llx, %zu bytes)"
+#define BUF_ARGS(b) (void*)(b)->host, (unsigned long long)(b)->phy, (b)->size
+
+/* The live buffer that p, the start of an access of n bytes by fn (what: "writing", "reading",
+ * "flushing", "invalidating"; NULL for an address alone), lies in. An access past the buffer's
+ * end or into a freed buffer is a misuse, and so is a p in no buffer when required (NULL is
+ * returned for the host side of a copy, which may be any memory). */
+static buffer_t* checked_access(const char* fn, const char* what, const void* p, size_t n,
+                                int required) {
+  int freed = 0;
+  buffer_t* b = buffer_at(g.bufs, g.nbufs, p);
+  if (!b) {
+    b = buffer_at(g.freed, g.nfreed, p);
+    freed = b != NULL;
+  }
+  if (!b) {
+    if (required) misuse("%s: %p is not inside a VTAMemAlloc buffer", fn, p);
+    return NULL;
+  }
+  size_t off = (size_t)((const uint8_t*)p - b->host);
+  char act[96];
+  if (what) snprintf(act, sizeof act, "%s %zu bytes at offset %zu", what, n, off);
+  else snprintf(act, sizeof act, "offset %zu", off);
+  if (freed) misuse("%s: use after free: %s of " BUF_FMT ", which VTAMemFree gave back", fn, act,
+                    BUF_ARGS(b));
+  if (off > b->size || n > b->size - off) {
+    misuse("%s: %s of " BUF_FMT " runs past its end", fn, act, BUF_ARGS(b));
+  }
+  return b;
+}
+
+/* Keep a freed buffer's host copy (its device pages are free already); the oldest ones beyond
+ * QUARANTINE_BYTES are given back to the C library. */
+static void quarantine(buffer_t b) {
+  if (g.nfreed == g.freed_cap) {
+    g.freed_cap = g.freed_cap ? 2 * g.freed_cap : 16;
+    g.freed = realloc(g.freed, g.freed_cap * sizeof *g.freed);
+    if (!g.freed) die("out of host memory");
+  }
+  g.freed[g.nfreed++] = b;
+  g.freed_bytes += b.span;
+  size_t drop = 0;
+  while (g.freed_bytes > QUARANTINE_BYTES && g.nfreed - drop > 1) {
+    g.freed_bytes -= g.freed[drop].span;
+    free(g.freed[drop++].host);
+  }
+  memmove(g.freed, g.freed + drop, (g.nfreed - drop) * sizeof *g.freed);
+  g.nfreed -= drop;
 }
 
 void* VTAMemAlloc(size_t size, int cached) {
@@ -275,7 +355,7 @@ void* VTAMemAlloc(size_t size, int cached) {
   size_t slot = 0;
   for (; slot < g.nbufs; slot++) { /* first gap that fits */
     if (g.bufs[slot].phy - at >= need) break;
-    at = g.bufs[slot].phy + g.bufs[slot].size;
+    at = g.bufs[slot].phy + g.bufs[slot].span;
   }
   if (at + need > g.mem_bytes) return NULL;
   if (g.nbufs == g.cap) {
@@ -287,44 +367,76 @@ void* VTAMemAlloc(size_t size, int cached) {
   if (!host) return NULL;
   memset(host, 0, need);
   memmove(&g.bufs[slot + 1], &g.bufs[slot], (g.nbufs - slot) * sizeof *g.bufs);
-  g.bufs[slot] = (buffer_t){host, (vta_phy_addr_t)at, need, cached};
+  g.bufs[slot] = (buffer_t){host, (vta_phy_addr_t)at, size, need, cached};
   g.nbufs++;
   return host;
 }
 
 void VTAMemFree(void* buf) {
-  buffer_t* b = find_buffer(buf, "VTAMemFree");
-  if ((uint8_t*)buf != b->host) die("VTAMemFree: %p is inside a buffer, not its start", buf);
-  free(b->host);
+  buffer_t* b = buffer_at(g.bufs, g.nbufs, buf);
+  if (!b) {
+    b = buffer_at(g.freed, g.nfreed, buf);
+    if (b && (uint8_t*)buf == b->host) misuse("VTAMemFree: double free of " BUF_FMT, BUF_ARGS(b));
+    if (b) {
+      misuse("VTAMemFree: use after free: %p is at offset %zu of " BUF_FMT ", which VTAMemFree "
+             "gave back", buf, (size_t)((uint8_t*)buf - b->host), BUF_ARGS(b));
+    }
+    misuse("VTAMemFree: %p is not a VTAMemAlloc buffer", buf);
+  }
+  if ((uint8_t*)buf != b->host) {
+    misuse("VTAMemFree: %p is at offset %zu of " BUF_FMT ", not its start", buf,
+           (size_t)((uint8_t*)buf - b->host), BUF_ARGS(b));
+  }
+  buffer_t gone = *b;
   size_t slot = (size_t)(b - g.bufs);
   memmove(&g.bufs[slot], &g.bufs[slot + 1], (g.nbufs - slot - 1) * sizeof *g.bufs);
   g.nbufs--;
+  quarantine(gone);
 }
 
 vta_phy_addr_t VTAMemGetPhyAddr(void* buf) {
-  buffer_t* b = find_buffer(buf, "VTAMemGetPhyAddr");
+  buffer_t* b = checked_access("VTAMemGetPhyAddr", NULL, buf, 0, 1);
   return b->phy + (vta_phy_addr_t)((uint8_t*)buf - b->host);
 }
 
+/* A copy between a buffer and host memory, or between two buffers (a device-to-device copy is
+ * a copy whose host side is another buffer): both sides are checked. */
 void VTAMemCopyFromHost(void* dst, const void* src, size_t size) {
-  buffer_t* b = find_buffer(dst, "VTAMemCopyFromHost");
+  buffer_t* b = checked_access("VTAMemCopyFromHost", "writing", dst, size, 1);
+  checked_access("VTAMemCopyFromHost", "reading", src, size, 0);
   memcpy(dst, src, size);
   if (!b->cached) dma(VTA_SIM_OP_DMA_H2D, VTAMemGetPhyAddr(dst), dst, size);
 }
 
 void VTAMemCopyToHost(void* dst, const void* src, size_t size) {
-  buffer_t* b = find_buffer(src, "VTAMemCopyToHost");
+  buffer_t* b = checked_access("VTAMemCopyToHost", "reading", src, size, 1);
+  checked_access("VTAMemCopyToHost", "writing", dst, size, 0);
   if (!b->cached) dma(VTA_SIM_OP_DMA_D2H, VTAMemGetPhyAddr((void*)src), (uint8_t*)src, size);
   memcpy(dst, src, size);
 }
 
+/* A flush or invalidate (what) of size bytes of the buffer at vir, whose device address is phy. */
+static void check_cache_op(const char* fn, const char* what, void* vir, vta_phy_addr_t phy,
+                           int size) {
+  if (size < 0) misuse("%s: %s %d bytes at %p: a negative size", fn, what, size, vir);
+  buffer_t* b = checked_access(fn, what, vir, (size_t)size, 1);
+  size_t off = (size_t)((uint8_t*)vir - b->host);
+  if (phy != b->phy + off) {
+    misuse("%s: %s %d bytes at offset %zu of " BUF_FMT ": device address 0x%llx given, the "
+           "buffer's is 0x%llx", fn, what, size, off, BUF_ARGS(b), (unsigned long long)phy,
+           (unsigned long long)(b->phy + off));
+  }
+}
+
 void VTAFlushCache(void* vir_addr, vta_phy_addr_t phy_addr, int size) {
   connect_card();
+  check_cache_op("VTAFlushCache", "flushing", vir_addr, phy_addr, size);
   if (size > 0) dma(VTA_SIM_OP_DMA_H2D, phy_addr, vir_addr, (size_t)size);
 }
 
 void VTAInvalidateCache(void* vir_addr, vta_phy_addr_t phy_addr, int size) {
   connect_card();
+  check_cache_op("VTAInvalidateCache", "invalidating", vir_addr, phy_addr, size);
   if (size > 0) dma(VTA_SIM_OP_DMA_D2H, phy_addr, vir_addr, (size_t)size);
 }
 

@@ -6,6 +6,25 @@
  * This implementation (vta_sim_driver.c, libvtasim.a) talks to a vtabench simulator over its
  * socket (docs/platform.md): the card's registers are BAR0 MMIO requests, buffers are host
  * copies of device DRAM moved by DMA requests, a run waits for the card's interrupt.
+ *
+ * Errors. Upstream's entry points return nothing a caller could test for a bad argument (the
+ * copies, flushes and frees are void, VTAMemGetPhyAddr has no address that means "none", and
+ * VTAMemAlloc's NULL means only "no memory"), so this implementation reports what it must refuse
+ * on stderr, one line starting "vta sim driver: ", and ends the process:
+ *
+ * - a misuse by the calling program, which a real card would turn into corrupted memory: a copy
+ *   (VTAMemCopyFromHost, VTAMemCopyToHost; a device-to-device copy is one whose host pointer is
+ *   another buffer), VTAFlushCache or VTAInvalidateCache that runs past the end of the buffer it
+ *   starts in (the size asked of VTAMemAlloc), a device address that is not the buffer's, a
+ *   negative size, a use of a freed buffer, a double free, a pointer that is no buffer. The line
+ *   names the function, the buffer (host pointer, device address, size) and the offending offset
+ *   and size; then abort() (SIGABRT), as the C library does on a double free: the process stops
+ *   at the faulting call, under a debugger or in a core file, and no later call runs on memory
+ *   that is already wrong. Freed buffers are remembered (their host copies kept, 64 MiB of the
+ *   latest at most), so a later use or free of one is named as such;
+ * - a card that fails (a lost connection, a failed DMA, a mismatched VERSION): exit status 1.
+ *
+ * VTADeviceRun, which returns a status, returns its failures (below).
  */
 #ifndef VTA_DRIVER_H_
 #define VTA_DRIVER_H_
