@@ -103,7 +103,7 @@ waves: $(STAMP)
 	$(BIN)/python -m vtabench.report.gtkw results/waves/$(basename $(notdir $(PROG)))
 
 fpga: $(STAMP)
-	$(BIN)/python -m vtabench.rtl.fpga --config $(FPGA_CONFIG) --device $(FPGA_DEVICE) \
+	$(BIN)/vtabench fpga --config $(FPGA_CONFIG) --device $(FPGA_DEVICE) \
 	  --freq $(FPGA_FREQ) --xilinx "$(FPGA_XILINX)"
 
 gen: $(STAMP)

@@ -8,9 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from vtabench.rtl.fpga import (NEXTPNR_PROGRESS, FlowError, deepest_paths,
-                                       echo_progress, ecp5_line, main, parse_nextpnr_report,
-                                       path_sources, summarize_path, synth_ecp5)
+from vtabench.cli import main
+from vtabench.report.fpga_map import draw_routing_map, routing_map_figure, tile_use
+from vtabench.rtl.fpga.ecp5 import (NEXTPNR_PROGRESS, critical_path_line, ecp5_line,
+                                    parse_nextpnr_report, path_sources, summarize_path,
+                                    synth_ecp5)
+from vtabench.rtl.fpga.estimate import deepest_paths
+from vtabench.rtl.fpga.tools import FlowError, echo_progress
 from vtabench.rtl.verilator import HDL_DIR
 
 
@@ -34,7 +38,7 @@ def test_deepest_paths_of_a_counter_run_through_its_carry_chain(tmp_path):
     assert top["cells"].get("CCU2C", 0) >= 4 and top["levels"] >= 5, top   # 9-bit count
     assert top["end_type"] == "TRELLIS_FF", top
     assert 2.0 < top["ns"] < 20.0, top
-    assert main(["--depth", str(tmp_path / "missing.json")]) == 2
+    assert main(["fpga", "--depth", str(tmp_path / "missing.json")]) == 2
 
 
 @pytest.mark.parametrize("width,depth", [(160, 512)])
@@ -72,6 +76,8 @@ def test_report_parsing_takes_the_slowest_clock_and_the_critical_path():
     assert ecp5_line("edge8", "LFE5UM5G-85F", pnr) == (
         "fpga edge8 LFE5UM5G-85F: Fmax 97.2 MHz (target 100 MHz), LUT 900, FF 800, DSP 64, "
         "BRAM 150")
+    assert critical_path_line(crit) == ("critical path a_q -> b_q: 1 logic levels, 1.0 ns logic "
+                                        "+ 3.5 ns routing")
     with pytest.raises(FlowError, match="no clock"):
         parse_nextpnr_report({"fmax": {}})
 
@@ -107,8 +113,6 @@ def test_critical_path_cells_are_named_by_their_rtl_source(tmp_path):
 
 
 def test_routing_map_counts_switches_per_tile_and_marks_block_ram_and_dsp(tmp_path):
-    from vtabench.report.fpga_map import routing_map_figure, tile_use
-
     cfg = tmp_path / "routed.config"
     cfg.write_text(".device LFE5UM5G-85F\n.tile R2C3:PLC2\narc: A B\narc: C D\nword: X 01\n"
                    ".tile CIB_R4C1:CIB_EBR\narc: E F\n"
@@ -122,6 +126,11 @@ def test_routing_map_counts_switches_per_tile_and_marks_block_ram_and_dsp(tmp_pa
     assert fig.axes[0].get_title() == "title"
     fig.savefig(tmp_path / "map.png")
     assert (tmp_path / "map.png").stat().st_size > 1000
+    pnr = {"fmax_mhz": 71.25, "target_mhz": 100.0, "critical_path": {
+        "start_src": "vta_fetch.sv:189", "end_src": "vta_store.sv:12", "logic_levels": 3,
+        "logic_ns": 2.5, "routing_ns": 9.0, "locs": [[3, 2], [1, 4]]}}
+    out = draw_routing_map(cfg, pnr, "edge8", "LFE5UM5G-85F", tmp_path / "maps" / "edge8.png")
+    assert out == tmp_path / "maps" / "edge8.png" and out.stat().st_size > 1000
 
 
 def test_report_parsing_keeps_the_critical_path_tiles_in_order():

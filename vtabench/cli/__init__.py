@@ -15,7 +15,7 @@ import threading
 
 #: Command modules, in the order `vtabench --help` lists them.
 COMMANDS = ("sim", "configs", "gen", "asm", "disasm", "validate", "exec", "serve", "smoke",
-            "regress", "mutate", "quantize", "compile", "run")
+            "regress", "mutate", "quantize", "compile", "run", "fpga")
 
 
 class CliError(Exception):

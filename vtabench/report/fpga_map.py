@@ -6,9 +6,10 @@ logic or stretched across the die by the placement."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -83,3 +84,21 @@ def routing_map_figure(use: TileUse, path: Sequence[Sequence[int]], title: str,
     ax.set_title(title, fontsize=10)
     ax.legend(loc="lower left", fontsize=8, framealpha=0.85)
     return fig
+
+
+def draw_routing_map(textcfg: Path, pnr: Mapping[str, Any], cfg_name: str, device: str,
+                     out: Path) -> Path:
+    """Draw a routed design (``textcfg``: nextpnr's text bitstream; ``pnr``: its parsed report,
+    vtabench.rtl.fpga.ecp5.place_and_route) with its critical path into the PNG ``out``;
+    returns ``out``."""
+    crit = pnr["critical_path"]
+    where = f" ({crit['start_src']} -> {crit['end_src']})" if crit.get("start_src") else ""
+    fig = routing_map_figure(
+        tile_use(textcfg), crit.get("locs", []),
+        f"{cfg_name} on {device}, routed: {pnr['fmax_mhz']:.1f} MHz (target "
+        f"{pnr['target_mhz']:g} MHz)",
+        f"critical path{where}: {crit.get('logic_levels')} levels, {crit.get('logic_ns')} ns "
+        f"logic + {crit.get('routing_ns')} ns routing")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    return out
