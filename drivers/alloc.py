@@ -4,11 +4,20 @@ Addresses are byte offsets into the device memory image (the DRAM image fsim see
 First fit over an address-ordered free list: allocations are aligned, never overlap, and a freed
 block is merged with free neighbours on both sides, so freeing everything always leaves one block
 of the whole memory. The allocator holds no data; backends copy bytes.
+
+It also keeps what a sanitizer needs, so that a simulated card refuses what a real one would
+corrupt: the freed allocations not yet reused, so that :meth:`Allocator.check_access` (the
+driver API calls it for every write and read) names a copy that runs past the end of the
+allocation it starts in (:class:`BufferOverrunError`) or starts in a freed one
+(:class:`UseAfterFreeError`), and :meth:`Allocator.free` a double free (:class:`DoubleFreeError`).
+Memory outside every allocation stays a raw image (``run_program`` writes one at address 0).
 """
 
 from __future__ import annotations
 
 import bisect
+
+from vtabench.drivers.errors import DeviceError
 
 
 class OutOfMemoryError(MemoryError):
@@ -29,6 +38,32 @@ class OutOfMemoryError(MemoryError):
 
 class AllocError(ValueError):
     """A bad argument: unknown or already freed address, bad alignment, negative size."""
+
+
+class BufferMisuseError(DeviceError):
+    """A use of an allocation that a real card would turn into corrupted memory. ``addr`` and
+    ``size``: the allocation (the buffer); the message also names the offending offset and
+    size."""
+
+    def __init__(self, message: str, addr: int, size: int) -> None:
+        super().__init__(message)
+        self.addr = addr
+        self.size = size
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.args[0], self.addr, self.size))
+
+
+class BufferOverrunError(BufferMisuseError):
+    """A write or read that starts in an allocation and runs past its end."""
+
+
+class UseAfterFreeError(BufferMisuseError):
+    """A write or read that starts in a freed allocation (not reused since)."""
+
+
+class DoubleFreeError(BufferMisuseError):
+    """A free of an allocation that is freed already."""
 
 
 def _is_pow2(n: int) -> bool:
@@ -53,8 +88,12 @@ class Allocator:
         # Free blocks: parallel sorted lists of start addresses and sizes.
         self._free_start: list[int] = [base]
         self._free_size: list[int] = [size]
-        # Live allocations: address -> size in bytes.
+        # Live allocations: address -> size in bytes, and their addresses in order.
         self._live: dict[int, int] = {}
+        self._live_starts: list[int] = []
+        # Freed allocations no later one overlaps (disjoint): address -> size, addresses in order.
+        self._freed: dict[int, int] = {}
+        self._freed_starts: list[int] = []
 
     # -- queries ---------------------------------------------------------------------------
     @property
@@ -101,14 +140,22 @@ class Allocator:
                     self._free_start.insert(j, addr + need)
                     self._free_size.insert(j, tail)
                 self._live[addr] = need
+                bisect.insort(self._live_starts, addr)
+                self._forget_freed(addr, addr + need)
                 return addr
         raise OutOfMemoryError(nbytes, align, self.largest_free, self.free_bytes, self.size)
 
     def free(self, addr: int) -> None:
         size = self._live.pop(addr, None)
         if size is None:
+            if addr in self._freed:
+                raise DoubleFreeError(f"double free of buffer {addr:#x} "
+                                      f"({self._freed[addr]} bytes)", addr, self._freed[addr])
             raise AllocError(f"free of address {addr:#x}, which is not a live allocation "
                              f"(never allocated or already freed)")
+        del self._live_starts[bisect.bisect_left(self._live_starts, addr)]
+        self._freed[addr] = size
+        bisect.insort(self._freed_starts, addr)
         i = bisect.bisect_left(self._free_start, addr)
         start, end = addr, addr + size
         # Merge with the following free block.
@@ -124,10 +171,43 @@ class Allocator:
         self._free_size.insert(i, end - start)
 
     def reset(self) -> None:
-        """Free everything."""
+        """Free everything and forget it: the whole memory is a raw image again."""
         self._free_start = [self.base]
         self._free_size = [self.size]
         self._live.clear()
+        self._live_starts.clear()
+        self._freed.clear()
+        self._freed_starts.clear()
+
+    # -- the sanitizer ---------------------------------------------------------------------
+    def check_access(self, addr: int, nbytes: int, what: str) -> None:
+        """Refuse a ``what`` ("write", "read") of ``nbytes`` at ``addr`` that starts in a live
+        allocation and runs past its end, or starts in a freed one; one that starts outside
+        every allocation is a raw access and passes."""
+        start = _containing(self._live_starts, self._live, addr)
+        if start is not None:
+            size = self._live[start]
+            if addr + nbytes > start + size:
+                raise BufferOverrunError(
+                    f"{what} of {nbytes} bytes at {addr:#x} (offset {addr - start}) runs past the "
+                    f"end of buffer {start:#x} ({size} bytes)", start, size)
+            return
+        start = _containing(self._freed_starts, self._freed, addr)
+        if start is not None:
+            size = self._freed[start]
+            raise UseAfterFreeError(
+                f"use after free: {what} of {nbytes} bytes at {addr:#x} (offset {addr - start}) "
+                f"of buffer {start:#x} ({size} bytes), which was freed", start, size)
+
+    def _forget_freed(self, lo: int, hi: int) -> None:
+        """Drop the freed allocations that overlap ``[lo, hi)`` (allocated again)."""
+        i = max(bisect.bisect_right(self._freed_starts, lo) - 1, 0)
+        while i < len(self._freed_starts) and self._freed_starts[i] < hi:
+            start = self._freed_starts[i]
+            if start + self._freed[start] > lo:
+                del self._freed[start], self._freed_starts[i]
+            else:
+                i += 1
 
     def check(self) -> None:
         """Assert the invariants (used by tests): blocks sorted, disjoint, merged, and free plus
@@ -143,3 +223,19 @@ class Allocator:
             pos = start + n
             prev_kind = kind
         assert pos == self.base + self.size, "blocks do not cover the memory"
+        assert self._live_starts == sorted(self._live)
+        assert self._freed_starts == sorted(self._freed)
+        freed = [(s, s + n) for s, n in self._freed.items()]
+        for lo, hi in freed:
+            assert _containing(self._live_starts, self._live, lo) is None, \
+                f"freed {lo:#x} overlaps a live allocation"
+            assert all(h <= lo or hi <= l2 for l2, h in freed if l2 != lo), \
+                f"freed {lo:#x} overlaps another"
+
+
+def _containing(starts: list[int], sizes: dict[int, int], addr: int) -> int | None:
+    """The start of the allocation among ``starts`` (disjoint, in order) that holds ``addr``."""
+    i = bisect.bisect_right(starts, addr) - 1
+    if i >= 0 and addr < starts[i] + sizes[starts[i]]:
+        return starts[i]
+    return None

@@ -31,14 +31,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vtabench.drivers.alloc import Allocator, OutOfMemoryError
+from vtabench.drivers.errors import DeviceError
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
     from vtabench.spec.isa.insn import Insn
+    from vtabench.spec.program import Program
 
 __all__ = ["BACKENDS", "Device", "DeviceError", "OutOfMemoryError", "RunResult",
-           "RunTimeoutError", "Target", "mem_bytes_for", "open_device", "resolve", "run_program",
-           "run_programs", "target"]
+           "RunTimeoutError", "Target", "mem_bytes_for", "open_device", "resolve", "run_on_bench",
+           "run_program", "run_programs", "target"]
 
 #: Default device memory size (bytes) when open_device is not given one.
 DEFAULT_MEM_BYTES = 64 << 20
@@ -53,11 +55,11 @@ class Target:
     ``device``: its :class:`Device` class. ``options``: the device options the command line
     passes through (``vtabench exec``). ``cycles``: its runs report core cycles (a per-layer
     profiling run is worth its time). ``batch``: a function that runs many raw programs on the
-    target in one go, ``(cfg, programs, *, seed, **opts) -> problems`` (:func:`run_programs`);
-    without one they run one after another on one device. ``bench``: a core bench that runs raw
-    programs with their placement and memory-timing knobs, in the form of
-    :func:`vtabench.rtl.simjob.run_batch` (``(cfg, [RawProgram], *, seed, **opts) ->
-    [result dict]``); the regression runs the target there when it has one. ``server``: a
+    target in one go, ``(cfg, [Program], *, seed, **opts) -> problems`` (:func:`run_programs`);
+    without one they run one after another on one device. ``bench``: a core bench that runs
+    programs with their placement and memory-timing knobs (``(cfg, [Program], *, seed, **opts)
+    -> [result dict]``, :func:`run_on_bench`); the regression runs the target there when it has
+    one. Every reference names a module of this driver layer. ``server``: a
     function that serves one device on a socket for drivers in other processes (``vtabench
     serve``).
     """
@@ -76,11 +78,11 @@ class Target:
 #: builds).
 BACKENDS: dict[str, Target] = {
     "fsim": Target("vtabench.drivers.fsim_backend:FsimDevice"),
-    "opencl": Target("vtabench.drivers.opencl_backend:OpenCLDevice",
+    "opencl": Target("vtabench.drivers.opencl.device:OpenCLDevice",
                      options=("platform", "device"),
-                     batch="vtabench.drivers.opencl_batch:run_raw_batch"),
+                     batch="vtabench.drivers.opencl.batch:run_raw_batch"),
     "rtl": Target("vtabench.drivers.rtl.device:RtlDevice", options=("seed", "waves", "link"),
-                  cycles=True, bench="vtabench.rtl.simjob:run_batch",
+                  cycles=True, bench="vtabench.drivers.rtl.bench:run_bench",
                   server="vtabench.drivers.rtl.launcher:serve"),
 }
 
@@ -103,10 +105,6 @@ def resolve(ref: str) -> Any:
             raise DeviceError(f"{module_name} is not installed") from None
         raise
     return getattr(module, attr)
-
-
-class DeviceError(RuntimeError):
-    """A device could not be opened, or a run failed on the device."""
 
 
 class RunTimeoutError(DeviceError, TimeoutError):
@@ -157,12 +155,14 @@ class Device(ABC):
         self._check_open()
         buf = _as_bytes(data)
         self._check_range(addr, buf.size, "write")
+        self.allocator.check_access(addr, buf.size, "write")
         self._write(addr, buf)
 
     def read(self, addr: int, nbytes: int) -> np.ndarray:
         """Copy ``nbytes`` of device memory at ``addr`` to a new uint8 array."""
         self._check_open()
         self._check_range(addr, nbytes, "read")
+        self.allocator.check_access(addr, nbytes, "read")
         return self._read(addr, nbytes)
 
     # -- running ---------------------------------------------------------------------------
@@ -282,28 +282,41 @@ def run_program(dev: Device, program: bytes | bytearray | memoryview | np.ndarra
     return result
 
 
-def run_programs(target_name: str, cfg: Config,
-                 programs: Sequence[tuple[str, Sequence[Insn], np.ndarray]], *,
+def run_programs(target_name: str, cfg: Config, programs: Sequence[Program], *,
                  seed: int | None = None, **opts: Any) -> list[str | None]:
-    """Run raw programs ``(name, instructions, image)`` on a target, each image (1-D uint8, the
-    DRAM from address 0) updated in place; returns per program None or why it did not complete.
-    The target's batch function runs them if it has one; otherwise one device (memory for the
-    largest program) runs them one after another (``timeout_s`` in ``opts`` applies to each)."""
+    """Run programs on a target, each with its image at device address 0 (placement and DRAM
+    knobs are a core bench's: :func:`run_on_bench`), each image (1-D uint8) updated in place;
+    returns per program None or why it did not complete. The target's batch function runs them
+    if it has one; otherwise one device (memory for the largest program) runs them one after
+    another (``timeout_s`` in ``opts`` applies to each)."""
     t = target(target_name)
     if t.batch is not None:
         return resolve(t.batch)(cfg, programs, seed=seed, **opts)  # type: ignore[no-any-return]
     timeout_s = opts.pop("timeout_s", None)
     problems: list[str | None] = [None] * len(programs)
-    mem = max((mem_bytes_for(img.size, 16 * len(insns)) for _, insns, img in programs),
-              default=16)
+    codes = [p.encoded(cfg) for p in programs]
+    mem = max((mem_bytes_for(p.dram.size, len(c)) for p, c in zip(programs, codes)), default=16)
     try:
         dev = open_device(target_name, cfg, mem, **opts)
     except DeviceError as exc:
         return [f"{target_name}: {exc}"] * len(programs)
     with dev:
-        for k, (_, insns, img) in enumerate(programs):
+        for k, (p, code) in enumerate(zip(programs, codes)):
             try:  # the allocator is reset for each program
-                run_program(dev, insns, img, timeout_s)
+                run_program(dev, code, p.dram, timeout_s)
             except DeviceError as exc:
                 problems[k] = f"{target_name}: {exc}"
     return problems
+
+
+def run_on_bench(target_name: str, cfg: Config, programs: Sequence[Program], *,
+                 seed: int | None = None, **opts: Any) -> list[dict[str, Any]]:
+    """Run programs on the target's core bench, each with its placement, DRAM knobs and cycle
+    bound, each image updated in place; one result dict per program (``state``, ``error``,
+    ``error_insn``, the bench's counters). :class:`DeviceError` when the target has no bench or
+    the bench gave no results."""
+    t = target(target_name)
+    if t.bench is None:
+        raise DeviceError(f"target {target_name} has no core bench; "
+                          f"those with one: {', '.join(n for n, b in BACKENDS.items() if b.bench)}")
+    return resolve(t.bench)(cfg, programs, seed=seed, **opts)  # type: ignore[no-any-return]

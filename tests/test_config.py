@@ -5,7 +5,7 @@ import json
 import pytest
 
 from vtabench.spec.config import (CONFIG_DIR, ConfigError, builtin_config_names, config_from_dict,
-                                  load_config)
+                                  is_builtin, load_config)
 
 DEFAULT = json.loads((CONFIG_DIR / "default.json").read_text())
 
@@ -95,3 +95,10 @@ def test_optional_keys(key, builtins, value, default, view, bad, allowed):
 
 def test_bus_bytes_is_the_axi_width_in_bytes():
     assert load_config("edge8").bus_bytes == 16 and load_config("default").bus_bytes == 64
+
+
+def test_a_configuration_is_built_in_by_name_and_every_value():
+    assert all(is_builtin(load_config(name)) for name in builtin_config_names())
+    renamed = config_from_dict({**DEFAULT, "NAME": "mine"})
+    changed = config_from_dict({**DEFAULT, "NAME": "default", "ACC8_WIN_BEATS": 1})
+    assert not is_builtin(renamed) and not is_builtin(changed)

@@ -13,7 +13,8 @@ from vtabench.verify.smoke import gemm_tiled
 
 from vtabench.drivers import (Allocator, DeviceError, OutOfMemoryError,  # noqa: E402
                               open_device)
-from vtabench.drivers.alloc import AllocError  # noqa: E402
+from vtabench.drivers.alloc import (AllocError, BufferMisuseError,  # noqa: E402
+                                    BufferOverrunError, DoubleFreeError, UseAfterFreeError)
 from vtabench.fsim import Fsim  # noqa: E402
 from vtabench.spec.isa.insn import encode_program  # noqa: E402
 from vtabench.verify.directed import directed_programs  # noqa: E402
@@ -104,9 +105,39 @@ def test_alloc_bad_arguments() -> None:
         a.alloc(-1)
     x = a.alloc(0)  # zero bytes still get a distinct address
     assert a.alloc(0) != x
-    a.free(x)
     with pytest.raises(AllocError, match="not a live allocation"):
+        a.free(x + 4096)
+
+
+def test_alloc_names_a_misuse_of_its_buffers() -> None:
+    """Past the end, after a free, freed twice: each names the buffer; raw memory (outside every
+    allocation) passes; a freed buffer allocated again is live again."""
+    a = Allocator(1 << 16)
+    x = a.alloc(100, 64)
+    y = a.alloc(64, 64)
+    a.check_access(x, 100, "write")
+    a.check_access(x + 99, 1, "read")
+    a.check_access(1 << 12, 1 << 12, "write")  # raw memory
+    with pytest.raises(BufferOverrunError, match=rf"^write of 101 bytes at {x:#x} \(offset 0\) "
+                       rf"runs past the end of buffer {x:#x} \(100 bytes\)$"):
+        a.check_access(x, 101, "write")
+    a.free(x)
+    with pytest.raises(UseAfterFreeError, match=rf"^use after free: read of 4 bytes at "
+                       rf"{x + 8:#x} \(offset 8\) of buffer {x:#x} \(100 bytes\), which was freed$"):
+        a.check_access(x + 8, 4, "read")
+    with pytest.raises(DoubleFreeError, match=rf"^double free of buffer {x:#x} \(100 bytes\)$"):
         a.free(x)
+    a.check()
+    z = a.alloc(32, 64)
+    assert z == x
+    a.check_access(z, 32, "write")
+    a.free(z)
+    a.free(y)
+    a.check()
+    a.reset()
+    a.check_access(x, 8, "write")  # reset: raw memory again, nothing freed to name
+    with pytest.raises(AllocError, match="not a live allocation"):
+        a.free(y)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,6 +188,53 @@ def test_backend_memory_errors(target: str) -> None:
     dev.close()
     with pytest.raises(DeviceError, match="closed"):
         dev.alloc(16)
+
+
+@pytest.mark.parametrize("target", ["fsim", "opencl", "rtl"])
+def test_backend_refuses_buffer_misuse(target: str) -> None:
+    """The device refuses what a real card would corrupt, before anything moves: a write (host
+    to device) or read (device to host) past a buffer's end, a use after free, a double free;
+    one line naming the buffer, its size and the offending offset and size."""
+    cfg = load_config("default")
+    with open_device(target, cfg, mem_bytes=1 << 16) as dev:
+        a = dev.alloc(4096, align=4096)
+        b = dev.alloc(4096, align=4096)
+        assert (a, b) == (0, 4096)
+        pattern = np.arange(4096, dtype=np.uint8) ^ 0x5A
+        dev.write(b, pattern)
+        cases = [
+            (lambda: dev.write(a, np.ones(8192, np.uint8)), BufferOverrunError,
+             "write of 8192 bytes at 0x0 (offset 0) runs past the end of buffer 0x0 (4096 bytes)"),
+            (lambda: dev.read(a + 1024, 4096), BufferOverrunError,
+             "read of 4096 bytes at 0x400 (offset 1024) runs past the end of buffer 0x0 "
+             "(4096 bytes)"),
+            (lambda: dev.free(a) or dev.write(a + 16, b"0123456789abcdef"), UseAfterFreeError,
+             "use after free: write of 16 bytes at 0x10 (offset 16) of buffer 0x0 (4096 bytes), "
+             "which was freed"),
+            (lambda: dev.read(a, 1), UseAfterFreeError,
+             "use after free: read of 1 bytes at 0x0 (offset 0) of buffer 0x0 (4096 bytes), "
+             "which was freed"),
+            (lambda: dev.free(a), DoubleFreeError, "double free of buffer 0x0 (4096 bytes)"),
+        ]
+        for call, kind, line in cases:
+            with pytest.raises(kind) as info:
+                call()
+            assert isinstance(info.value, DeviceError) and str(info.value) == line
+            assert (info.value.addr, info.value.size) == (0, 4096)
+        assert np.array_equal(dev.read(b, 4096), pattern), "a refused write reached the card"
+        c = dev.alloc(4096, align=4096)  # the freed buffer's memory, allocated again
+        dev.write(c, pattern)
+        assert c == 0 and np.array_equal(dev.read(c, 4096), pattern)
+
+
+def test_buffer_misuse_errors_pickle() -> None:
+    import pickle
+
+    for exc in (BufferOverrunError("past", 64, 128), UseAfterFreeError("freed", 0, 16),
+                DoubleFreeError("twice", 4096, 1)):
+        back = pickle.loads(pickle.dumps(exc))
+        assert isinstance(back, BufferMisuseError) and type(back) is type(exc)
+        assert (back.args, back.addr, back.size) == (exc.args, exc.addr, exc.size)
 
 
 def test_open_unknown_target() -> None:

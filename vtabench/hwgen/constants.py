@@ -101,9 +101,14 @@ def c_header(cfg: Config) -> str:
     return "\n".join(lines)
 
 
+def sv_package_path(name: str) -> Path:
+    """Where the committed SystemVerilog package of the built-in configuration ``name`` is."""
+    return RTL_GEN_DIR / name / "vta_pkg.sv"
+
+
 def generated_files(cfg: Config) -> dict[Path, str]:
     """Committed generated files of one configuration, keyed by repository path."""
     return {
-        RTL_GEN_DIR / cfg.name / "vta_pkg.sv": sv_package(cfg),
+        sv_package_path(cfg.name): sv_package(cfg),
         OPENCL_GEN_DIR / cfg.name / "vta_config.h": c_header(cfg),
     }

@@ -3,10 +3,10 @@
 ``build(cfg)`` returns a :class:`Build` for ``build/rtl/<config>/`` (``<config>-waves`` for the
 FST-tracing variant, ``<config>-waves-vcd`` for the VCD one: :func:`waves_format`). The build is
 skipped when the stamp file there records the same hash of every input: RTL sources, the
-generated package (regenerated from the configuration by
-:func:`vtabench.hwgen.constants.sv_package` into the build directory, so it is always current),
-the bench top, the DRAM model and its C++ storage, the build options and the tool versions. A
-file lock serialises concurrent builds of one directory (pytest-xdist workers, parallel CLI
+configuration's package (:func:`config_package`), the bench top, the DRAM model and its C++
+storage, the build options and the tool versions. A build that does run says first, in one line
+on stderr, which simulator it builds and why (:func:`rebuild_reason`): it takes a minute or more.
+A file lock serialises concurrent builds of one directory (pytest-xdist workers, parallel CLI
 calls).
 
 Options measured on this 2-core machine (see bench/bench_rtl.py): Verilator ``-O3`` and g++ ``-O2``
@@ -24,14 +24,16 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from vtabench.hwgen.constants import sv_package
-from vtabench.sources import HDL_DIR, TB_DIR
+from vtabench.hwgen.constants import sv_package, sv_package_path
 from vtabench.hwgen.contracts import SV_PACKAGES
-from vtabench.spec.config import Config
-from vtabench.workdirs import build_root
+from vtabench.sources import HDL_DIR, TB_DIR
+from vtabench.spec.config import Config, is_builtin
+from vtabench.workdirs import PACKAGE_DIR, build_root
 
 TB_HDL_DIR = TB_DIR / "core"
 DRAM_CPP = TB_DIR / "csrc" / "dram.cpp"
@@ -230,15 +232,73 @@ def _tool_versions() -> str:
     return f"verilator {v}; cocotb {cocotb.__version__}; python {sys.version_info[:2]}"
 
 
-def _hash_inputs(files: list[Path], extra: str) -> str:
+def _hash_inputs(files: list[Path], extra: str) -> tuple[str, dict[str, str]]:
+    """The build's hash (of ``extra``, every file's path and content) and each file's own
+    content hash (kept in the stamp, to say which input changed)."""
     h = hashlib.sha256()
     h.update(extra.encode())
+    each = {}
     for f in files:
+        data = f.read_bytes()
         h.update(str(f).encode())
         h.update(b"\0")
-        h.update(f.read_bytes())
+        h.update(data)
         h.update(b"\0")
-    return h.hexdigest()
+        each[str(f)] = hashlib.sha256(data).hexdigest()[:16]
+    return h.hexdigest(), each
+
+
+def config_package(cfg: Config, build_dir: Path) -> Path:
+    """The package ``vta_pkg.sv`` a build of ``cfg`` compiles. A built-in configuration's is the
+    committed view hdl/gen/NAME/vta_pkg.sv, which `vtabench gen` writes (tests/test_codegen.py
+    fails when it is stale), as the lint and FPGA flows read it. A configuration given by path
+    has no committed view, so its package is generated here into ``build_dir``/gen/ (rewritten
+    only when its text differs)."""
+    if is_builtin(cfg):
+        return sv_package_path(cfg.name)
+    pkg = build_dir / "gen" / "vta_pkg.sv"
+    text = sv_package(cfg)
+    if not pkg.exists() or pkg.read_text() != text:
+        pkg.parent.mkdir(parents=True, exist_ok=True)
+        pkg.write_text(text)
+    return pkg
+
+
+def _shown(path: str) -> str:
+    """A path as the rebuild line names it: relative to the checkout (or the installed
+    package's folder) when inside it."""
+    p = Path(path)
+    return str(p.relative_to(PACKAGE_DIR.parent)) if p.is_relative_to(PACKAGE_DIR.parent) \
+        else path
+
+
+def rebuild_reason(old: Mapping[str, Any] | None, inputs: Mapping[str, str],
+                   recipe: Mapping[str, Any], force: bool = False) -> str:
+    """Why a simulator is built: ``old`` is the stamp of the previous build (None when there is
+    no simulator), ``inputs`` the files' content hashes and ``recipe`` the rest of what the
+    build hash covers (options, tools, configuration, top)."""
+    if old is None:
+        return "first build"
+    if force:
+        return "forced (--force)"
+    if not old:
+        return "the last build's stamp.json is unreadable"
+    old_inputs = old.get("inputs")
+    if not isinstance(old_inputs, dict):
+        return "the last build's stamp.json has no hash of each input (an older stamp)"
+    parts = []
+    changed = [f for f in inputs if f in old_inputs and old_inputs[f] != inputs[f]]
+    added = [f for f in inputs if f not in old_inputs]
+    removed = [f for f in old_inputs if f not in inputs]
+    for what, files in (("changed", changed), ("new", added), ("gone", removed)):
+        if files:
+            names = ", ".join(_shown(f) for f in files[:3])
+            more = f" and {len(files) - 3} more" if len(files) > 3 else ""
+            parts.append(f"{what}: {names}{more}")
+    old_recipe = old.get("recipe")
+    if isinstance(old_recipe, dict):
+        parts += [f"{key} changed" for key in recipe if old_recipe.get(key) != recipe[key]]
+    return "; ".join(parts) or "its inputs changed"
 
 
 def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool = False,
@@ -255,12 +315,7 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
     lock_path = bdir.parent / f".{bdir.name}.lock"
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        gen_dir = bdir / "gen"
-        gen_dir.mkdir(exist_ok=True)
-        pkg = gen_dir / "vta_pkg.sv"
-        text = sv_package(cfg)
-        if not pkg.exists() or pkg.read_text() != text:
-            pkg.write_text(text)
+        pkg = config_package(cfg, bdir)
         hdl_dir = mutation.apply(bdir / "mutant_hdl") if mutation else HDL_DIR
         sources = ([pkg] + core_sources(stub, hdl_dir) + ([] if stub else list(TRACE_HDL))
                    + list(bench.files))
@@ -273,18 +328,25 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
                                                                  "+libext+.sv"])
         hashed = sources + ([] if stub else [f for f in hashed_rtl_files(hdl_dir)
                                              if f not in sources])
-        digest = _hash_inputs(hashed + [DRAM_CPP, TRACE_CPP], json.dumps(
-            [RECIPE_VERSION, args, _tool_versions(), cfg.as_dict(), PUBLIC, bench.toplevel]))
+        recipe = {"recipe version": RECIPE_VERSION, "build options": args,
+                  "tool versions": _tool_versions(), "configuration": cfg.as_dict(),
+                  "public signals": PUBLIC, "top": bench.toplevel}
+        digest, inputs = _hash_inputs(hashed + [DRAM_CPP, TRACE_CPP],
+                                      json.dumps(list(recipe.values())))
         stamp = bdir / "stamp.json"
         exe = bdir / bench.toplevel
-        if not force and exe.exists() and stamp.exists():
+        info: dict[str, Any] | None = None
+        if exe.exists() and stamp.exists():
             try:
                 info = json.loads(stamp.read_text())
             except ValueError:
                 info = {}
-            if info.get("hash") == digest:
+            if not force and info.get("hash") == digest:
                 return Build(cfg.name, bdir, bench.toplevel, waves, False,
                              float(info.get("seconds", 0.0)), stub)
+        tty = "\r\033[K" if sys.stderr.isatty() else ""  # over a progress line being drawn
+        print(f"{tty}rtl: building the simulator {bdir.name} ({_shown(str(bdir))}): "
+              f"{rebuild_reason(info, inputs, recipe, force)}", file=sys.stderr, flush=True)
         # A clean build: stale make dependency files (.d) of removed inputs break make.
         for entry in bdir.iterdir():
             if entry.name not in ("gen", "mutant_hdl"):
@@ -304,8 +366,8 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
         if not exe.exists():
             raise RtlBuildError(f"Verilator build of {cfg.name} produced no {exe}; see {log}")
         stamp.write_text(json.dumps({"hash": digest, "seconds": round(seconds, 1),
-                                     "sources": [str(s) for s in sources], "args": args,
-                                     "tools": _tool_versions()}, indent=1))
+                                     "sources": [str(s) for s in sources], "inputs": inputs,
+                                     "recipe": recipe}, indent=1))
         if verbose:
             print(f"built {bdir.name} in {seconds:.1f} s: {bdir}")
         return Build(cfg.name, bdir, bench.toplevel, waves, True, seconds, stub)

@@ -298,3 +298,9 @@ def load_config(name_or_path: str | Path = "default") -> Config:
 
 def builtin_config_names() -> list[str]:
     return sorted(p.stem for p in CONFIG_DIR.glob("*.json"))
+
+
+def is_builtin(cfg: Config) -> bool:
+    """Whether ``cfg`` is a built-in configuration (its name and every value), one whose
+    generated views are committed (hdl/gen/NAME/, opencl/gen/NAME/)."""
+    return cfg.name in builtin_config_names() and load_config(cfg.name) == cfg
