@@ -22,8 +22,8 @@ import numpy as np
 from vtabench.compiler import CompiledOp, Conv2dSpec, MaxPoolSpec, compile_op
 from vtabench.graph import passes
 from vtabench.graph.cpu_functions import build_cpu_module
-from vtabench.graph.frontend import import_onnx, to_graph
 from vtabench.graph.ir import CPU, VTA, Graph, Node
+from vtabench.graph.onnx_import import import_onnx
 from vtabench.graph.onnx_prep import ModelError
 from vtabench.graph.pack import (
     pack_act,
@@ -35,6 +35,7 @@ from vtabench.graph.pack import (
 )
 from vtabench.graph.package import Package, Program
 from vtabench.graph.record import RecordingDevice
+from vtabench.graph.relax_to_graph import to_graph
 from vtabench.runtime import DeviceBuffer, Runtime
 from vtabench.spec.config import Config, load_config
 
@@ -168,7 +169,7 @@ def _check_cpu_build(mod: Any) -> None:
 
     import tvm
 
-    from vtabench.graph.frontend import one_line, quiet_stderr
+    from vtabench.graph.tvm_errors import one_line, quiet_stderr
 
     # TVM's warnings (Python and C++) of this trial build stay quiet: the package is built
     # again when it is loaded, and a failure here is one line

@@ -1,0 +1,217 @@
+"""Quantization facts of a QDQ composite: :func:`composite_params` reads one composite function
+(``vta.conv2d``, ``vta.dense``, ... of :mod:`vtabench.graph.patterns`) into
+:class:`~vtabench.graph.ir.QParams`: int8 weights with the zero point removed, per-output-channel
+weight scales, the int32 bias, each tensor's scale and zero point
+(:class:`~vtabench.graph.ir.TensorQ`), the activation's bounds. A chain with no integer form (a
+weight zero point that does not fit int8, per-channel activation scales...) raises
+:class:`Unsupported` with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+from tvm import relax
+
+from vtabench.graph import relax_exprs as rx
+from vtabench.graph.ir import QParams, TensorQ
+
+
+class Unsupported(ValueError):
+    """A composite with no integer form (the CPU runs its QDQ chain)."""
+
+
+def _fingerprint(*arrays: np.ndarray) -> str:
+    h = hashlib.sha1()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:10]
+
+
+def _qd(call: Any) -> tuple[Any, np.ndarray, np.ndarray, int, str]:
+    """(data, scale, zero point, axis, integer dtype) of a quantize/dequantize call."""
+    scale = np.asarray(rx.const(call.args[1]), np.float64)
+    zp = np.asarray(rx.const(call.args[2]))
+    dtype = (str(call.attrs.out_dtype) if call.op.name == "relax.quantize"
+             else rx.dtype(call.args[0]))
+    return call.args[0], scale, zp, int(call.attrs.axis), dtype
+
+
+def _tensor_q(call: Any, what: str) -> tuple[Any, TensorQ]:
+    """(data, TensorQ) of an activation's quantize/dequantize: one scale, int8 or uint8."""
+    data, scale, zp, _, dtype = _qd(call)
+    if scale.size != 1 or zp.size != 1:
+        raise Unsupported(f"{what}: per-channel activation scales")
+    if dtype not in ("int8", "uint8"):
+        raise Unsupported(f"{what}: {dtype} activations (int8 and uint8 only)")
+    s = float(scale.reshape(-1)[0])
+    if not (np.isfinite(s) and s > 0):
+        raise Unsupported(f"{what}: scale {s} is not positive")
+    return data, TensorQ(s, int(zp.reshape(-1)[0]), dtype)
+
+
+def _act_bounds(bs: list[Any], y: TensorQ) -> tuple[int, int]:
+    """[lo, hi] in y's q units of the ReLU / Clip between the float op and the quantize."""
+    lo, hi = y.qmin, y.qmax
+    if rx.find_calls(bs, "relax.nn.relu"):
+        lo = max(lo, y.zero)
+    for c in rx.find_calls(bs, "relax.clip"):
+        a, b = (int(np.clip(np.rint(float(v.value) / y.scale) + y.zero, -(1 << 20), 1 << 20))
+                for v in c.args[1:])
+        lo, hi = max(lo, a), min(hi, b)
+    if lo > hi:
+        raise Unsupported(f"empty activation range [{lo}, {hi}]")
+    return lo, hi
+
+
+def _weight(call: Any, out_axis: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """int8 weight (zero point removed) and its per-output-channel scales from a weight's
+    dequantize; ``out_axis`` is the output-channel axis."""
+    data, scale, zp, axis, dtype = _qd(call)
+    q = rx.const(data).astype(np.int64)
+    channels = q.shape[out_axis]
+    if dtype not in ("int8", "uint8"):
+        raise Unsupported(f"{what}: {dtype} weights")
+    if scale.size > 1 and axis != out_axis:
+        raise Unsupported(f"{what}: per-channel weight scales along axis {axis} (not the "
+                          f"output channels)")
+    shape = [1] * q.ndim
+    shape[out_axis] = -1
+    w = q - (zp.astype(np.int64).reshape(shape) if zp.size > 1 else int(zp.reshape(-1)[0]))
+    if w.min(initial=0) < -128 or w.max(initial=0) > 127:
+        raise Unsupported(f"{what}: weight zero point {zp.reshape(-1)[:4].tolist()} leaves "
+                          f"values outside int8")
+    ws = np.broadcast_to(scale.reshape(-1), (channels,)).astype(np.float64)
+    if not np.all(np.isfinite(ws) & (ws > 0)):
+        raise Unsupported(f"{what}: weight scales must be positive")
+    return w.astype(np.int8), ws
+
+
+def _bias(call: Any | None, x: TensorQ, ws: np.ndarray, what: str) -> np.ndarray:
+    """int32 bias in units of x.scale * ws (rescaled, rounded, when its own scale differs)."""
+    if call is None:
+        return np.zeros(ws.shape, np.int32)
+    data, scale, zp, _, _ = _qd(call)
+    real = (rx.const(data).astype(np.float64).reshape(-1) - zp.astype(np.float64).reshape(-1)) \
+        * scale.reshape(-1)
+    unit = x.scale * ws
+    b = real / unit
+    exact = rx.const(data).astype(np.int64).reshape(-1)
+    if zp.size == 1 and int(zp.reshape(-1)[0]) == 0 and np.allclose(
+            scale.reshape(-1), unit, rtol=1e-5, atol=0):
+        return np.broadcast_to(exact, ws.shape).astype(np.int32)
+    b = np.rint(np.broadcast_to(b, ws.shape))
+    if np.abs(b).max(initial=0) >= 1 << 31:
+        raise Unsupported(f"{what}: bias does not fit int32 at scale input x weight")
+    return b.astype(np.int32)
+
+
+def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int], dict]:
+    """Integer parameters of a composite, which of its parameters are the node's inputs (in
+    order), and the attributes an integer CPU op needs (reshape: shape; maxpool: pool attrs).
+    :class:`Unsupported` when the chain has no integer form."""
+    bs = rx.bindings(func)
+    params = list(func.params)
+    var_val = {b.var: b.value for b in bs}
+
+    def producer(e: Any) -> Any:
+        return var_val.get(e, e)
+
+    def index(v: Any) -> int:
+        if v not in params:
+            raise Unsupported("an operand that is not a graph tensor")
+        return params.index(v)
+
+    _, y = _tensor_q(rx.find_calls(bs, "relax.quantize")[-1], f"{kind} output")
+    if kind in ("conv2d", "dense"):
+        main = rx.find_calls(bs, "relax.nn.conv2d" if kind == "conv2d" else "relax.matmul")[0]
+        x_src = producer(main.args[0])
+        if x_src.op.name == "relax.reshape":
+            x_src = producer(x_src.args[0])
+        xin, x = _tensor_q(x_src, f"{kind} input")
+        w_src = producer(main.args[1])
+        transposed = w_src.op.name == "relax.permute_dims"
+        if transposed:
+            w_src = producer(w_src.args[0])
+        if kind == "conv2d":
+            w, ws = _weight(w_src, 0, kind)
+        else:
+            w, ws = _weight(w_src, 0 if transposed else 1, kind)
+            if not transposed:
+                w = np.ascontiguousarray(w.T)
+        adds = rx.find_calls(bs, "relax.add")
+        b_src = None
+        if adds:
+            b_src = producer(adds[0].args[1])
+            if b_src.op.name == "relax.reshape":
+                b_src = producer(b_src.args[0])
+        b = _bias(b_src, x, ws, kind)
+        lo, hi = _act_bounds(bs, y)
+        qp = QParams(kind=kind, x=x, y=y, weight=w, w_scale=ws, bias=b, lo=lo, hi=hi,
+                     key=f"{kind}_{_fingerprint(w, b, ws)}")
+        if kind == "conv2d":
+            a = main.attrs
+            qp.stride = int(a.strides[0])
+            qp.pad = int(a.padding[0])
+            ok = (len({int(s) for s in a.strides}) == 1 and len({int(p) for p in a.padding})
+                  == 1 and all(int(d) == 1 for d in a.dilation)
+                  and str(a.data_layout) == "NCHW" and str(a.kernel_layout) == "OIHW")
+            qp.groups = int(a.groups)
+            if qp.groups != 1 and not (qp.groups == w.shape[0] and w.shape[1] == 1):
+                qp.unsupported = (f"grouped convolution (groups={qp.groups}, "
+                                  f"{w.shape[1]} input channels per group): only dense and "
+                                  f"depthwise convolutions have an integer form here")
+            elif w.shape[2] != w.shape[3]:
+                qp.unsupported = "non-square kernel"
+            elif not ok:
+                qp.unsupported = ("conv2d attributes outside VTA's form (square stride/pad, "
+                                  "no dilation, NCHW/OIHW)")
+        return qp, [index(xin)], {}
+    if kind == "avgpool":
+        mean = rx.find_calls(bs, "relax.mean")[0]
+        xin, x = _tensor_q(producer(mean.args[0]), "avgpool input")
+        axes = sorted(int(a) for a in mean.attrs.axis)
+        shape = rx.shape(xin)
+        if axes != [2, 3] or len(shape) != 4 or not bool(mean.attrs.keepdims):
+            raise Unsupported("mean over axes other than (2, 3) with keepdims")
+        c, h, w = shape[1], shape[2], shape[3]
+        qp = QParams(kind="avgpool", x=x, y=y, w_scale=np.full(c, 1.0 / (h * w)),
+                     bias=np.zeros(c, np.int32), lo=y.qmin, hi=y.qmax,
+                     key=f"avgpool_{c}x{h}x{w}_{_fingerprint(np.array([x.scale, y.scale]))}",
+                     label="global average pool")
+        return qp, [index(xin)], {"hw": (h, w)}
+    if kind == "add":
+        add = rx.find_calls(bs, "relax.add")[0]
+        a, qa = _tensor_q(producer(add.args[0]), "add input")
+        b, qb = _tensor_q(producer(add.args[1]), "add input")
+        lo, hi = _act_bounds(bs, y)
+        qp = QParams(kind="add", x=qa, res=qb, y=y, lo=lo, hi=hi, key="add",
+                     integer_exact=False)
+        return qp, [index(a), index(b)], {}
+    xin, x = _tensor_q(rx.find_calls(bs, "relax.dequantize")[0], f"{kind} input")
+    same = x == y
+    if kind == "leaky":
+        alpha = float(rx.find_calls(bs, "relax.nn.leakyrelu")[0].attrs.alpha)
+        if not 0 <= alpha <= 1:
+            raise Unsupported(f"LeakyReLU slope {alpha} outside [0, 1]")
+        c = rx.shape(xin)[1]
+        qp = QParams(kind="leaky", x=x, y=y, alpha=alpha, w_scale=np.ones(c),
+                     bias=np.zeros(c, np.int32), lo=y.qmin, hi=y.qmax,
+                     key=f"leaky_{alpha}_{_fingerprint(np.array([x.scale, y.scale]))}")
+        return qp, [index(xin), index(xin)], {}
+    if kind == "act":
+        lo, hi = _act_bounds(bs, y)
+        qp = QParams(kind="act", x=x, y=y, lo=lo, hi=hi, key=f"act_{lo}_{hi}",
+                     integer_exact=same)
+        return qp, [index(xin)], {}
+    if kind == "reshape":
+        r = rx.find_calls(bs, "relax.reshape")[0]
+        return (QParams(kind="reshape", x=x, y=y, key="reshape", integer_exact=same),
+                [index(xin)], {"shape": rx.shape(r)})
+    if kind == "maxpool":
+        mp = rx.find_calls(bs, "relax.nn.max_pool2d")[0]
+        return (QParams(kind="maxpool", x=x, y=y, key="maxpool", integer_exact=same),
+                [index(xin)], {"attrs": mp.attrs})
+    raise Unsupported(f"unknown composite {kind}")
