@@ -30,7 +30,7 @@ from pathlib import Path
 
 from vtabench.drivers.rtl.protocol import c_header as protocol_header
 from vtabench.sources import C_DRIVER_DIR, OPENCL_DIR
-from vtabench.spec.config import Config, ConfigError, load_config
+from vtabench.spec.config import Config, ConfigError, is_builtin, load_config
 from vtabench.workdirs import build_root
 
 #: The C sources (package data): Makefile, include/vta/driver.h, vta_sim_driver.c, example/.
@@ -58,22 +58,12 @@ def regs_header() -> str:
     return "\n".join(lines)
 
 
-def committed_config_header(cfg: Config) -> str | None:
-    """The committed ``vta_config.h`` of ``cfg``: that of its name, when it declares ``cfg``'s
-    CONFIG_ID (a JSON file that reuses a built-in name with other values does not match)."""
-    path = COMMITTED_CONFIG_HEADERS / cfg.name / "vta_config.h"
-    if not path.is_file():
-        return None
-    text = path.read_text()
-    return text if f"#define VTA_CONFIG_ID {cfg.config_id}u" in text else None
-
-
 def config_header(cfg: Config) -> str:
-    """``vta_config.h`` for ``cfg``: the committed view, or, for a configuration that has none
-    (given by path), the generator's (one explicit call)."""
-    committed = committed_config_header(cfg)
-    if committed is not None:
-        return committed
+    """``vta_config.h`` for ``cfg``: the committed view of a built-in configuration (its name
+    and every value: :func:`~vtabench.spec.config.is_builtin`, the rule the RTL build follows
+    too), or, for one given by path, the generator's (one explicit call)."""
+    if is_builtin(cfg):
+        return (COMMITTED_CONFIG_HEADERS / cfg.name / "vta_config.h").read_text()
     from vtabench.hwgen.constants import c_header
 
     return c_header(cfg)
