@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from vtabench.hwgen.paths import PACKAGE_DIR
+from vtabench.workdirs import PACKAGE_DIR
 
 CONTRACTS_DIR = PACKAGE_DIR / "spec" / "contracts"
 T = TypeVar("T")

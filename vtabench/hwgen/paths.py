@@ -10,4 +10,4 @@ OPENCL_GEN_DIR = OPENCL_DIR / "gen"
 #: docs/ of the source checkout; generated pages are written only in a checkout.
 DOCS_DIR = (checkout_root() or PACKAGE_DIR.parent) / "docs"
 
-__all__ = ["DOCS_DIR", "OPENCL_GEN_DIR", "PACKAGE_DIR", "RTL_GEN_DIR"]
+__all__ = ["DOCS_DIR", "OPENCL_GEN_DIR", "RTL_GEN_DIR"]

@@ -30,7 +30,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from vtabench.hwgen.paths import DOCS_DIR, PACKAGE_DIR, RTL_GEN_DIR
+from vtabench.hwgen.paths import DOCS_DIR, RTL_GEN_DIR
+from vtabench.workdirs import PACKAGE_DIR
 
 REGMAP_JSON = PACKAGE_DIR / "spec" / "contracts" / "regmap.json"
 
