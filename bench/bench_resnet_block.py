@@ -20,6 +20,7 @@ from vtabench.compiler import Conv2dSpec, compile_op
 from vtabench.verify.operators import NetLayer, network_reference, run_network
 from vtabench.spec.config import load_config
 from vtabench.runtime import available_targets
+from vtabench.runtime.utilization import mac_utilization
 
 STAGES = {1: (56, 64), 2: (28, 128), 3: (14, 256), 4: (7, 512)}  # stage -> (H/W, channels)
 
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         ok = all(np.array_equal(outs[k], ref[k]) for k in ref)
         bad |= not ok
         cyc = st.get("cycles")
-        util = f"{100 * macs / cfg.macs_per_cycle / cyc:.1f}%" if cyc else "-"
+        util = f"{100 * mac_utilization(macs, cfg.macs_per_cycle, cyc):.1f}%" if cyc else "-"
         run_us = f"{st['run_ns'] / 1000:.1f}" if "run_ns" in st else "-"
         host_us = f"{st['host_ns'] / 1000:.1f}" if "host_ns" in st else "-"
         print(f"{mode:<7}{st['syncs']:>6}{st['insns']:>7}{cyc if cyc else '-':>11}{util:>8}"

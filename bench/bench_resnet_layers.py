@@ -2,7 +2,8 @@
 through the runtime and driver, with double buffering (two virtual threads) on and off.
 
 Prints per layer: MACs, instructions, the tiling, and where the target counts cycles (rtl) the
-device cycles and MAC utilization = (MACs / (BATCH x BLOCK_IN x BLOCK_OUT)) / cycles. Variants
+device cycles and MAC utilization = MACs / (BATCH x BLOCK_IN x BLOCK_OUT x cycles)
+(vtabench.runtime.utilization). Variants
 (``--db``): ``on`` double buffering with the tiling chosen for two buffers, ``off`` single
 buffering with the (larger) tiling chosen for one, ``same`` single buffering with ``on``'s tiling
 (isolates the effect of latency hiding). On fsim
@@ -36,6 +37,7 @@ from vtabench.compiler import Conv2dSpec, choose_tiling, compile_op
 from vtabench.verify.operators import OpJob, run_ops
 from vtabench.spec.config import load_config
 from vtabench.runtime import available_targets
+from vtabench.runtime.utilization import mac_utilization
 
 # (H/W, Cin, Cout, kernel, pad, stride): upstream's ResNet-18 conv table.
 RESNET18 = [
@@ -53,8 +55,11 @@ def layer_spec(i: int, batch: int) -> Conv2dSpec:
                       epilogue=(("shift", 8), ("relu",)), name=f"resnet18_conv{i + 1}")
 
 
-def plot(cfg: Any, rec: Any, results: list[Any], labels: list[str], path: Path) -> None:
-    """One window per job: the runs of its syncs, in order."""
+def plot(cfg: Any, rec: Any, results: list[Any], labels: list[str], macs: list[int],
+         path: Path) -> None:
+    """One window per job: the runs of its syncs, in order, with the layer's MACs."""
+    from dataclasses import replace
+
     from vtabench.report.breakdown import merged, run_breakdown
     from vtabench.report.plots import breakdown_figure
 
@@ -63,14 +68,13 @@ def plot(cfg: Any, rec: Any, results: list[Any], labels: list[str], path: Path) 
         raise SystemExit(f"--plot: the trace holds {len(runs)} runs, the jobs made "
                          f"{sum(r.syncs for r in results)} syncs")
     wins, k = [], 0
-    for label, res in zip(labels, results, strict=True):
-        wins.append(merged(label, [run_breakdown(cfg, r, label) for r in runs[k:k + res.syncs]]))
+    for label, res, layer_macs in zip(labels, results, macs, strict=True):
+        job = merged(label, [run_breakdown(cfg, r, label) for r in runs[k:k + res.syncs]])
+        wins.append(replace(job, layer_macs=layer_macs))
         k += res.syncs
-    total = sum(w.cycles for w in wins)
-    macs = sum(w.mac_iterations for w in wins)
     path.parent.mkdir(parents=True, exist_ok=True)
-    breakdown_figure(wins, f"ResNet-18 conv layers on rtl ({cfg.name}): {total:,} cycles, MAC "
-                     f"utilization {100 * macs / max(total, 1):.1f}%").savefig(path)
+    breakdown_figure(cfg, wins, f"ResNet-18 conv layers on rtl ({cfg.name})",
+                     "every layer's launches").savefig(path)
     print(f"wrote {path}")
 
 
@@ -132,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                 refs[i] = op.reference(jobs[[m[0] for m in meta].index(i)].inputs)
             ok = "ok" if np.array_equal(res.out, refs[i]) else "MISMATCH"
         t = res.tiling
-        util = (spec.macs / peak) / res.cycles if res.cycles else None
+        util = mac_utilization(spec.macs, peak, res.cycles) if res.cycles else None
         hw, cin, cout, k, pad, stride = RESNET18[i]
         print(f"conv{i + 1:<4}{hw:>4}{cin:>5}{cout:>5}{k:>2}{stride:>2} {db:<4}"
               f"{spec.macs:>12}{res.insns:>7}  {f'{t.oc},{t.ic},{t.h},{t.w}':<20}"
@@ -144,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
                      "tiling": [t.oc, t.ic, t.h, t.w], "check": ok, "target": args.target,
                      "config": cfg.name})
     if rec is not None:
-        plot(cfg, rec, results, [f"conv{i + 1} {v}" for i, _, v in meta], args.plot)
+        plot(cfg, rec, results, [f"conv{i + 1} {v}" for i, _, v in meta],
+             [spec.macs for _, spec, _ in meta], args.plot)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(rows, indent=1))

@@ -129,3 +129,39 @@ def test_closed_stdout_ends_quietly(tmp_path, argv):
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141 and err == "", err
+
+
+def _exec_args(tmp_path, *more: str) -> list[str]:
+    return ["exec", "--insns", str(tmp_path / "p.bin"), "--dram", str(tmp_path / "dram.bin"),
+            *more]
+
+
+def test_exec_json_is_the_result_alone_on_stdout(tmp_path, program):
+    """--json: stdout is one JSON object saying what the text says (the text is on stderr)."""
+    out = tmp_path / "out.bin"
+    proc = subprocess.run([sys.executable, "-m", "vtabench",
+                           *_exec_args(tmp_path, "--out", str(out), "--seed", "7", "--json")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["command"] == "exec" and result["target"] == "fsim"
+    assert result["seed"] == 7 and result["config"] == "default"
+    assert result["instructions"] == len(program.insns)
+    assert result["outputs"] == {"out": str(out)} and out.exists()
+    assert result["stats"]["wall_s"] >= 0
+    assert "seed 7" in proc.stderr and f"wrote {out}" in proc.stderr
+
+
+@pytest.mark.parametrize("where, needle", [
+    ("file/o.bin", "is not a folder"),
+    (".", "is a folder, not a file"),
+])
+def test_exec_refuses_an_unwritable_out_before_the_run(tmp_path, program, where, needle):
+    (tmp_path / "file").write_text("a file, not a folder")
+    proc = subprocess.run([sys.executable, "-m", "vtabench",
+                           *_exec_args(tmp_path, "--out", str(tmp_path / where))],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and f"--out {tmp_path / where}" in proc.stderr
+    assert needle in proc.stderr
+    assert "config default, target" not in proc.stdout  # refused before the run began

@@ -445,3 +445,85 @@ def test_forged_manifest_of_the_wrong_shape(small_pkg, tmp_path):
         lambda m: m.__setitem__("image", ["not an entry"])))))
     with pytest.raises(PackageError, match="manifest.json: malformed"):
         Package.load(bad)
+
+
+@pytest.fixture
+def no_run(monkeypatch):
+    """Any inference started fails the test: what is refused must be refused before one."""
+    import vtabench.graph
+
+    def run_package(*args, **kwargs):
+        raise AssertionError("an inference ran before the options were refused")
+
+    monkeypatch.setattr(vtabench.graph, "run_package", run_package)
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--pcie-plot", "{tmp}/p.png", "--target", "opencl"],
+     "--pcie-plot: target opencl models no PCIe time"),
+    (["--output", "{tmp}/file/y.npy"], "--output {tmp}/file/y.npy: {tmp}/file is not a folder"),
+    (["--output", "{tmp}/y.txt"], "--output {tmp}/y.txt: the name must end in .npy"),
+    (["--timeline", "{tmp}/t.svg", "--target", "rtl"], "must end in .json or .png"),
+    (["--plot", "{tmp}/p.png", "--target", "fsim"], "--plot: only target rtl records"),
+    (["--plot", "{tmp}/p.gif", "--target", "rtl"], "--plot {tmp}/p.gif: the name must end in"),
+])
+def test_run_refuses_bad_options_before_any_run(small_pkg, tmp_path, capsys, no_run, extra,
+                                                needle):
+    pkg, x, _ = small_pkg
+    (tmp_path / "file").write_text("a file, not a folder")
+    argv = ["run", str(pkg), "--input", str(x), *(a.format(tmp=tmp_path) for a in extra)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle.format(tmp=tmp_path) in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_run_input_must_be_npy(small_pkg, tmp_path, capsys, no_run):
+    """A raw image (what exec takes) as --input: one line saying what --input takes, not numpy's
+    advice about pickles."""
+    pkg, _, _ = small_pkg
+    np.zeros(4096, np.uint8).tofile(tmp_path / "dram.bin")
+    assert main(["run", str(pkg), "--input", str(tmp_path / "dram.bin")]) == 2
+    err = capsys.readouterr().err
+    assert "not a .npy array file" in err and "numpy.save" in err and "pickle" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_run_json_is_the_result_alone_on_stdout(small_pkg, tmp_path):
+    pkg, x, expected = small_pkg
+    y = tmp_path / "y.npy"
+    proc = subprocess.run([sys.executable, "-m", "vtabench", "run", str(pkg), "--input", str(x),
+                           "--output", str(y), "--seed", "3", "--json", "--no-progress"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["command"] == "run" and result["target"] == "fsim" and result["seed"] == 3
+    assert result["config"] == "default" and result["device_programs"] >= 1
+    assert len(result["inferences"]) == 1 and result["inferences"][0]["syncs"] >= 1
+    assert "cycles" not in result["inferences"][0]  # fsim counts none
+    assert result["outputs"] == {"output": str(y)}
+    np.testing.assert_array_equal(np.load(y), expected)
+    assert "target fsim, seed 3" in proc.stderr
+
+
+def test_all_cpu_package_on_rtl_says_nothing_ran(tmp_path, capsys):
+    """A package with no device program: the target ran nothing, and the output says so (not
+    that rtl counts no cycles)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    shape = [1, 3, 4, 4]
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Add", ["r", "c"], ["y"])],
+        "cpu_only", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
+        [numpy_helper.from_array(np.ones(shape, np.float32), "c")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              tmp_path / "cpu.onnx")
+    x = np.random.default_rng(0).normal(size=shape).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    assert main(["run", str(tmp_path / "cpu.onnx"), "--input", str(tmp_path / "x.npy"),
+                 "--target", "rtl", "--no-progress", "--output", str(tmp_path / "y.npy")]) == 0
+    out = capsys.readouterr().out
+    assert "no device program" in out and "rtl runs nothing" in out
+    assert "counts no cycles" not in out
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), np.maximum(x, 0) + 1, rtol=1e-6)

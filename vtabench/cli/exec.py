@@ -12,6 +12,7 @@ import argparse
 import random
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -45,28 +46,46 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "the instruction, and the host waits at most the timeout + 1 s)")
     p.add_argument("--platform", help="opencl: platform name (substring)")
     p.add_argument("--device", help="opencl: device name (substring)")
+    p.add_argument("--json", action="store_true",
+                   help="the result as one JSON object on stdout (the text goes to stderr)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from vtabench.cli.options import human_text_to_stderr, print_json
+
+    with human_text_to_stderr(args.json):
+        result = execute(args)
+    if args.json:
+        print_json(result)
+    return 0
+
+
+def execute(args: argparse.Namespace) -> dict[str, Any]:
+    """The run, its text on stdout; returns what the text says, for ``--json``."""
     from vtabench.cli import CliError
+    from vtabench.cli.options import check_output, make_parent
     from vtabench.drivers.api import (PAGE_BYTES, RunTimeoutError, mem_bytes_for, open_device,
                                       run_program)
     from vtabench.progress import Activity
-    from vtabench.report.timeline import Recorder
+    from vtabench.report.timeline import SUFFIXES, Recorder
+    from vtabench.runtime.utilization import (ISSUED_MACS, gemm_iterations, mac_utilization,
+                                              utilization_text)
     from vtabench.spec.validate import validate_binary
 
     cfg = load_config(args.config)
-    code = args.insns.read_bytes()
-    dram = np.fromfile(args.dram, dtype=np.uint8)
-    insns = validate_binary(cfg, code, dram)
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     accepted = BACKENDS[args.target].options
     given = {"waves": args.waves, "link": args.link, "platform": args.platform,
              "device": args.device}
     wrong = [k for k, v in given.items() if v is not None and k not in accepted]
     if wrong:
         raise CliError(f"--{wrong[0]} does not apply to target {args.target}")
+    check_output("--out", args.out)
+    check_output("--timeline", args.timeline, SUFFIXES)
+    code = args.insns.read_bytes()
+    dram = np.fromfile(args.dram, dtype=np.uint8)
+    insns = validate_binary(cfg, code, dram)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     opts = {k: v for k, v in {**given, "seed": seed}.items() if v is not None and k in accepted}
     print(f"config {cfg.name}, target {args.target}, {len(insns)} instructions, "
           f"{dram.size} DRAM bytes, seed {seed}")
@@ -79,14 +98,25 @@ def run(args: argparse.Namespace) -> int:
             result = run_program(dev, code, dram, args.timeout, insn_align=PAGE_BYTES)
         except RunTimeoutError as exc:
             raise CliError(f"RunTimeoutError: {exc}{_reached(exc.status)}") from None
-    dram.tofile(args.out)
+    dram.tofile(make_parent(args.out))
+    stats = {**result.stats, "wall_s": round(result.wall_s, 4)}
+    out: dict[str, Any] = {"command": "exec", "config": cfg.name, "target": args.target,
+                           "device": dev.name, "seed": seed, "instructions": len(insns),
+                           "dram_bytes": int(dram.size), "stats": stats,
+                           "outputs": {"out": str(args.out)}}
     print(f"  device: {dev.name}")
-    for key, value in {**result.stats, "wall_s": round(result.wall_s, 4)}.items():
+    for key, value in stats.items():
         print(f"  {key}: {value}")
+    if "cycles" in stats:
+        macs = sum(gemm_iterations(i) for i in insns) * cfg.macs_per_cycle
+        cycles = int(stats["cycles"])
+        out["mac_utilization"] = mac_utilization(macs, cfg.macs_per_cycle, cycles)
+        print(f"  MAC utilization {utilization_text(cfg, macs, cycles, 'the run', ISSUED_MACS)}")
     print(f"wrote {args.out}")
     if rec is not None:
-        print(f"wrote {rec.write(cfg)}")
-    return 0
+        out["outputs"]["timeline"] = str(rec.write(cfg))
+        print(f"wrote {out['outputs']['timeline']}")
+    return out
 
 
 def _reached(status: dict[str, object]) -> str:

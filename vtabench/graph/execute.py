@@ -21,6 +21,7 @@ from vtabench.drivers.api import Device
 from vtabench.graph.counting import CountingDevice
 from vtabench.graph.pack import pack_act, unpack_act
 from vtabench.graph.package import Package
+from vtabench.runtime.utilization import mac_utilization
 from vtabench.spec.isa.insn import decode_program, encode_program
 from vtabench.spec.isa.layout import Opcode, mem_elem_bytes
 
@@ -178,8 +179,8 @@ class Executor:
                                "insns": cnt, "wall_s": time.perf_counter() - tb}
                         if self.dev.counts.has_cycles:
                             row["cycles"] = d["cycles"]
-                            row["util"] = lay["macs"] / self.cfg.macs_per_cycle / max(
-                                d["cycles"], 1)
+                            row["util"] = mac_utilization(lay["macs"], self.cfg.macs_per_cycle,
+                                                          d["cycles"])
                         layer_rows.append(row)
                 else:
                     self._bar(k, len(units), f"device programs of wave {w}")

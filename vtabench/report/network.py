@@ -7,12 +7,15 @@ programs put end to end (it shares micro-op loads and hands tokens from layer to
 layer ends with the STORE of the last tile of its output, at the same DRAM address in both: a
 layer's instruction range inside the batched program (:class:`~vtabench.report.breakdown.Segment`)
 runs from after the previous layer's last STORE to its own. When a layer's last STORE is not
-found in order, the program stays one window.
+found in order, the program stays one window (one segment: all its instructions).
+
+Each segment carries its layers' useful MACs (the manifest's ``macs``), which its MAC utilization
+is of (:mod:`vtabench.runtime.utilization`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from vtabench.report.breakdown import Segment
 from vtabench.spec.isa.insn import Insn, decode_program
@@ -28,6 +31,11 @@ def _store_key(insn: Insn) -> tuple[int, int, int, int, int]:
     return (insn.sram_base, insn.dram_base, insn.y_size, insn.x_size, insn.x_stride)
 
 
+def layer_macs(pkg: Package, layers: Sequence[str]) -> int:
+    """The useful MACs of the named layers (the manifest's ``macs``)."""
+    return sum(int(pkg.manifest["layers"][name]["macs"]) for name in layers)
+
+
 def layer_segments(cfg: Config, pkg: Package, program: Program) -> list[Segment]:
     """The layers of ``program`` as instruction ranges, or [] when they cannot be told apart
     (see the module docstring)."""
@@ -35,6 +43,7 @@ def layer_segments(cfg: Config, pkg: Package, program: Program) -> list[Segment]
     insns = decode_program(cfg, program.insns)
     out: list[Segment] = []
     first = 0
+    counted: set[str] = set()  # a layer of several profiling programs counts its MACs once
     for k, q in enumerate(parts):
         stores = [_store_key(i) for i in decode_program(cfg, q.insns) if i.opcode == Opcode.STORE]
         if not stores:
@@ -44,7 +53,9 @@ def layer_segments(cfg: Config, pkg: Package, program: Program) -> list[Segment]
         if last is None:
             return []
         end = len(insns) - 1 if k == len(parts) - 1 else last
-        out.append(Segment(", ".join(q.layers), first, end))
+        new = [name for name in q.layers if name not in counted]
+        counted.update(new)
+        out.append(Segment(", ".join(q.layers), first, end, layer_macs(pkg, new)))
         first = end + 1
     return out
 
@@ -52,7 +63,10 @@ def layer_segments(cfg: Config, pkg: Package, program: Program) -> list[Segment]
 def inference_runs(cfg: Config, pkg: Package, runs: int, n_traced: int
                    ) -> tuple[list[str], dict[int, Sequence[Segment]]] | None:
     """Labels and layer segments for the ``n_traced`` runs of ``runs`` inferences (each runs
-    the package's programs in wave order), or None when the count does not match."""
+    the package's programs in wave order), or None when the count does not match. A program
+    whose layers cannot be told apart is one segment, with the MACs of all its layers, when it
+    is its wave's only program; else (its wave's layers split over several programs) it has
+    none, and its window counts the MACs its GEMMs issue."""
     order = sorted(pkg.programs, key=lambda p: p.wave)
     if n_traced != runs * len(order):
         return None
@@ -60,13 +74,13 @@ def inference_runs(cfg: Config, pkg: Package, runs: int, n_traced: int
     segments: dict[int, Sequence[Segment]] = {}
     for i in range(runs):
         for p in order:
+            label = f"inference {i + 1}" + (f", wave {p.wave}" if len(order) > 1 else "")
             segs = layer_segments(cfg, pkg, p)
+            if not segs and sum(q.wave == p.wave for q in order) == 1:
+                count = len(decode_program(cfg, p.insns))
+                segs = [Segment(label, 0, count - 1, layer_macs(pkg, p.layers))]
             if segs:
                 segments[len(labels)] = segs
-            labels.append(f"inference {i + 1}" + (f", wave {p.wave}" if len(order) > 1 else ""))
+            labels.append(label)
     return labels, segments
 
-
-def profile_labels(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """One label per run of the profiling run (one run per layer row)."""
-    return [str(r["layer"]) for r in rows]

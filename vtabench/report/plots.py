@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
@@ -18,8 +19,9 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from vtabench.report.breakdown import PARTS, Breakdown, Segment, decode
+from vtabench.report.breakdown import PARTS, Breakdown, Segment, decode, windows
 from vtabench.report.trace import Run
+from vtabench.runtime.utilization import definition, utilization_text
 from vtabench.spec.contracts.stages import Stage
 
 if TYPE_CHECKING:
@@ -55,21 +57,18 @@ def _cycles_axis(ax: Axes, total: int) -> None:
 
 def timeline_figure(cfg: Config, runs: Sequence[Run], labels: Sequence[str],
                     segments: Mapping[int, Sequence[Segment]]) -> Figure:
-    from vtabench.report.timeline import windows
-
-    wins = windows(cfg, runs, labels, dict(segments))
+    wins = windows(cfg, runs, labels, segments)
     many = len(wins) > 1
     fig = Figure(figsize=(14, 7.5 if many else 3.6), layout="constrained")
     axes = fig.subplots(2 if many else 1, 1, height_ratios=(1, 1.3) if many else None,
                         squeeze=False)[:, 0]
     _lanes(cfg, axes[0], runs, wins)
-    total = sum(r.cycles for r in runs)
     insns = sum(len(r.spans) for r in runs)
-    macs = sum(w.mac_iterations for w in wins)
-    fig.suptitle(f"{cfg.name}: {insns} instructions, {total:,} cycles, MAC utilization "
-                 f"{100 * macs / max(total, 1):.1f}%", fontsize=12)
+    fig.suptitle(f"{cfg.name}: {insns} instructions; "
+                 + windows_utilization(cfg, wins, "the traced run" if len(runs) == 1 else
+                                       f"the {len(runs)} traced runs"), fontsize=11)
     if many:
-        handles, names = _breakdown_bars(axes[1], wins)
+        handles, names = _breakdown_bars(cfg, axes[1], wins)
         axes[1].legend(handles, names, loc="upper left", bbox_to_anchor=(1.07, 1.0), fontsize=8,
                        frameon=False)
     return fig
@@ -121,7 +120,15 @@ def _lanes(cfg: Config, ax: Axes, runs: Sequence[Run], wins: Sequence[Breakdown]
               loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
 
 
-def _breakdown_bars(ax: Axes, wins: Sequence[Breakdown], share: bool = False
+def windows_utilization(cfg: Config, wins: Sequence[Breakdown], over: str) -> str:
+    """The MAC utilization of windows together (vtabench.runtime.utilization), as a title says
+    it."""
+    sources = " + ".join(sorted({w.macs_source for w in wins}))
+    return "MAC utilization " + utilization_text(cfg, sum(w.macs for w in wins),
+                                                 sum(w.cycles for w in wins), over, sources)
+
+
+def _breakdown_bars(cfg: Config, ax: Axes, wins: Sequence[Breakdown], share: bool = False
                     ) -> tuple[list[Any], list[str]]:
     """Stacked bars of the parts per window: cycles with the MAC utilization on a second axis,
     or (``share``) each part's share of the window's cycles. Returns the legend's handles and
@@ -146,23 +153,27 @@ def _breakdown_bars(ax: Axes, wins: Sequence[Breakdown], share: bool = False
     util.plot(list(x), [100 * w.utilization for w in wins], "o-", color="black",
               markersize=4, linewidth=1, label="MAC utilization")
     util.set_ylim(0, 105)
-    util.set_ylabel("MAC utilization (%)")
+    sources = " + ".join(sorted({w.macs_source for w in wins}))
+    util.set_ylabel(f"MAC utilization (%): {definition(cfg, sources, 'its core cycles')}",
+                    fontsize=8)
     handles, names = ax.get_legend_handles_labels()
     h2, n2 = util.get_legend_handles_labels()
     return handles + h2, names + n2
 
 
-def breakdown_figure(wins: Sequence[Breakdown], title: str) -> Figure:
+def breakdown_figure(cfg: Config, wins: Sequence[Breakdown], title: str, over: str) -> Figure:
     """Per-window (layer) cycles split into parts, with MAC utilization (top), and the same
-    parts as shares of each window's cycles (bottom: small layers' stalls show too)."""
+    parts as shares of each window's cycles (bottom: small layers' stalls show too). The title
+    ends with the windows' MAC utilization, over ``over`` (what the windows are)."""
     fig = Figure(figsize=(max(8.0, 0.45 * len(wins) + 5), 8), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
-    handles, names = _breakdown_bars(top, wins)
-    _breakdown_bars(bottom, wins, share=True)
+    handles, names = _breakdown_bars(cfg, top, wins)
+    _breakdown_bars(cfg, bottom, wins, share=True)
     bottom.legend(handles, names, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
                   frameon=False)
     top.tick_params(labelbottom=False)
-    fig.suptitle(title, fontsize=12)
+    fig.suptitle(textwrap.fill(f"{title}; {windows_utilization(cfg, wins, over)}", 95),
+                 fontsize=11)
     return fig
 
 

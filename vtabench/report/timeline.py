@@ -7,13 +7,15 @@
   disassembly, from the cycle its stage took it to the cycle it retired; the token waits are
   slices of their own inside it (``wait l2g`` at its start, ``full g2s`` at its end); the slice's
   arguments hold the index, the cycles it was dispatched, taken and retired, and its wait cycles.
-  A fourth lane has one slice per run (and per segment, a layer say); counter tracks show how
+  A fourth lane has one slice per run (and per segment, a layer say), with its MAC utilization
+  (:mod:`vtabench.runtime.utilization`) among its arguments; counter tracks show how
   many instructions wait in each command queue. Time: 1 us in the viewer is one core cycle; runs
   are laid end to end (the host's time between them is left out).
 - ``.png``: the same three lanes drawn to scale (colour per instruction kind, token waits grey),
   and, when there are several runs or segments, the cycles of each split into parts
-  (:mod:`vtabench.report.breakdown`) with its MAC utilization: readable for thousands of
-  instructions, summarized per layer.
+  (:mod:`vtabench.report.breakdown`) with its MAC utilization
+  (:mod:`vtabench.runtime.utilization`): readable for thousands of instructions, summarized per
+  layer.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from vtabench.report.breakdown import (Breakdown, Segment, decode, popped_queues,
-                                       run_breakdown, segment_breakdowns)
+from vtabench.report.breakdown import Breakdown, Segment, decode, popped_queues, windows
 from vtabench.report.trace import Run, read_trace, tracing
+from vtabench.runtime.utilization import mac_utilization
 from vtabench.spec.contracts.stages import QUEUE_ENDS, Stage
 from vtabench.spec.isa.asm import format_insn
 
@@ -67,13 +69,19 @@ def chrome_trace(cfg: Config, runs: Sequence[Run], labels: Sequence[str] | None 
                    "args": {"sort_index": tid}})
     offset = 0
     for k, run in enumerate(runs):
-        args: dict[str, Any] = {"instructions": run.insn_count, "cycles": run.cycles}
+        segs = (segments or {}).get(k, ())
+        wins = windows(cfg, [run], [names[k]], {0: segs} if segs else {})
+        args: dict[str, Any] = {"instructions": run.insn_count, "cycles": run.cycles,
+                                "mac_utilization": round(mac_utilization(
+                                    sum(w.macs for w in wins), cfg.macs_per_cycle,
+                                    run.cycles), 4)}
         if run.counters is not None:
             args.update({"error": run.counters.error,
                          **{f"{s.name.lower()}_busy": n for s, n in run.counters.busy.items()}})
         ev.append({"ph": "X", "pid": 0, "tid": RUNS_LANE, "name": names[k], "cat": "run",
                    "ts": offset, "dur": run.cycles, "args": args})
-        ev += _segment_events(cfg, run, (segments or {}).get(k, ()), offset)
+        if segs:
+            ev += _segment_events(wins, offset)
         ev += _span_events(cfg, run, offset)
         ev += _queue_counters(run, offset)
         offset += run.cycles
@@ -82,14 +90,14 @@ def chrome_trace(cfg: Config, runs: Sequence[Run], labels: Sequence[str] | None 
                           "runs": len(runs)}}
 
 
-def _segment_events(cfg: Config, run: Run, segments: Sequence[Segment],
-                    offset: int) -> list[dict[str, Any]]:
+def _segment_events(wins: Sequence[Breakdown], offset: int) -> list[dict[str, Any]]:
     out = []
     start = 0
-    for b in segment_breakdowns(cfg, run, segments):
+    for b in wins:
         out.append({"ph": "X", "pid": 0, "tid": RUNS_LANE, "name": b.label, "cat": "segment",
                     "ts": offset + start, "dur": b.cycles,
-                    "args": {"utilization": round(b.utilization, 4), **b.parts}})
+                    "args": {"mac_utilization": round(b.utilization, 4), b.macs_source: b.macs,
+                             **b.parts}})
         start += b.cycles
     return out
 
@@ -149,17 +157,6 @@ def write_timeline(path: str | Path, cfg: Config, runs: Sequence[Run],
 
         timeline_figure(cfg, runs, run_labels(runs, labels), segments or {}).savefig(path)
     return path
-
-
-def windows(cfg: Config, runs: Sequence[Run], labels: Sequence[str],
-            segments: dict[int, Sequence[Segment]]) -> list[Breakdown]:
-    """The breakdown windows of a timeline: each run's segments, or the run itself."""
-    out: list[Breakdown] = []
-    for k, run in enumerate(runs):
-        segs = segments.get(k)
-        out += segment_breakdowns(cfg, run, segs) if segs else [run_breakdown(cfg, run,
-                                                                                labels[k])]
-    return out
 
 
 class Recorder:

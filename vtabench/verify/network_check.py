@@ -23,6 +23,7 @@ def simulate(cfg: Config, *, link: str = "gen3x16", seed: int | None = None,
              waves: bool | str = False) -> tuple[bool, str]:
     """Run one inference on rtl and fsim; returns (passed, summary text)."""
     from vtabench.graph import compile_model, reference_package, run_package
+    from vtabench.runtime.utilization import utilization_text
     from vtabench.workloads import small_resnet
 
     model = small_resnet()
@@ -39,7 +40,6 @@ def simulate(cfg: Config, *, link: str = "gen3x16", seed: int | None = None,
     cycles = int(per.get("cycles", 0))
     ok_fsim = all(np.array_equal(a, b) for a, b in zip(rtl.outputs, golden.outputs, strict=True))
     ok_ref = all(np.array_equal(a, b) for a, b in zip(golden.outputs, ref.outputs, strict=True))
-    util = macs / cfg.macs_per_cycle / cycles if cycles else 0.0
     lines = [
         f"vtabench sim: config {cfg.name} ({cfg.batch}x{cfg.block}x{cfg.block}, "
         f"{cfg.macs_per_cycle} MAC/cycle), small residual network {INPUT_SHAPE}: "
@@ -48,7 +48,7 @@ def simulate(cfg: Config, *, link: str = "gen3x16", seed: int | None = None,
         f"  fsim vs TVM llvm:       {'PASS' if ok_ref else 'FAIL'} (same int8 graph on the CPU)",
         f"  instructions:           {pkg.manifest['stats']['insns']}",
         f"  core cycles:            {cycles}",
-        f"  MAC utilization:        {100 * util:.1f}% of peak (VTA layers' MACs / cycles)",
+        f"  MAC utilization:        {utilization_text(cfg, macs, cycles, 'the inference')}",
         f"  host-device syncs:      {per.get('syncs')} per inference "
         f"(weights uploaded once: {rtl.load.get('bytes_written', 0)} B)",
         f"  PCIe ({link}) per inference: host->device {per.get('pcie_h2d_bytes', 0)} B in "
