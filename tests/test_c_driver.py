@@ -163,6 +163,11 @@ MISUSE_LINES = {
     "use_after_free": "VTAMemCopyFromHost: use after free: writing 16 bytes at offset 0 of "
                       + A_DESC + ", which VTAMemFree gave back",
     "double_free": "VTAMemFree: double free of " + A_DESC,
+    "wrong_address": "VTAFlushCache: flushing 16 bytes at offset 0 of " + A_DESC
+                     + ": device address 0x1000 given, the buffer's is 0x0",
+    "negative_size": "VTAInvalidateCache: invalidating -1 bytes at {A}: a negative size",
+    "not_a_buffer": "VTAMemCopyFromHost: {H} is not inside a VTAMemAlloc buffer",
+    "free_inside": "VTAMemFree: {A8} is at offset 8 of " + A_DESC + ", not its start",
 }
 
 
@@ -201,11 +206,12 @@ def _run_misuse(card: tuple[Path, dict[str, str]], case: str) -> subprocess.Comp
 @pytest.mark.rtl
 @pytest.mark.parametrize("case", sorted(MISUSE_LINES))
 def test_c_driver_stops_a_misuse(misuse_card, case: str) -> None:  # type: ignore[no-untyped-def]
-    """Each misuse aborts at the faulting call with one line naming buffer A, its size and the
-    offending offset and size; nothing after it runs."""
+    """Each misuse aborts at the faulting call with one line naming the buffer (A), its size and
+    the offending offset and size (or the pointer that is no buffer); nothing after it runs."""
     r = _run_misuse(misuse_card, case)
     names = dict(kv.split("=") for kv in r.stdout.split())
-    want = "vta sim driver: " + MISUSE_LINES[case].format(A=names["A"])
+    want = "vta sim driver: " + MISUSE_LINES[case].format(
+        A8=f"{int(names['A'], 16) + 8:#x}", **names)
     assert r.returncode == -signal.SIGABRT and r.stderr.splitlines() == [want], \
         f"{case}: status {r.returncode}\n{r.stdout}{r.stderr}"
 

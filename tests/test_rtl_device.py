@@ -82,12 +82,13 @@ def test_two_configurations_in_one_process(cfg):  # type: ignore[no-untyped-def]
                 want = run_programs(ref, progs)
             for (name, got, _), (_, exp, _) in zip(run_programs(dev, progs), want, strict=True):
                 assert np.array_equal(got, exp), f"{c.name}/{name}: rtl differs from fsim"
+        probes = [d.alloc(16) for d in devs]  # run_programs freed its buffers
         os.kill(devs[1].sim_pid, signal.SIGKILL)
         with pytest.raises(SimulatorGoneError, match="is gone"):
-            devs[1].read(0, 16)
+            devs[1].read(probes[1], 16)
         with pytest.raises(SimulatorGoneError):  # and stays so
-            devs[1].read(0, 16)
-        assert devs[0].read(0, 16).size == 16  # the other device is not affected
+            devs[1].read(probes[1], 16)
+        assert devs[0].read(probes[0], 16).size == 16  # the other device is not affected
     finally:
         for d in devs:
             d.close()

@@ -4,8 +4,9 @@
  *   driver_misuse CASE
  *
  * It allocates buffer A (4096 bytes at device address 0) and B (16384 bytes after it), prints
- * "A=<pointer> B=<pointer>" so the test knows the buffers' names, then does CASE. A misuse must
- * not return (the driver aborts); "ok" does everything in bounds and exits 0.
+ * "A=<pointer> B=<pointer> H=<pointer>" (H: host memory, no buffer) so the test knows their
+ * names, then does CASE. A misuse must not return (the driver aborts); "ok" does everything in
+ * bounds and exits 0.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < sizeof host; i++) host[i] = (unsigned char)i;
   unsigned char* a = VTAMemAlloc(A_BYTES, VTA_NOT_CACHED);
   unsigned char* b = VTAMemAlloc(B_BYTES, VTA_CACHED);
-  printf("A=%p B=%p\n", (void*)a, (void*)b);
+  printf("A=%p B=%p H=%p\n", (void*)a, (void*)b, (void*)host);
   fflush(stdout);
   vta_phy_addr_t pa = VTAMemGetPhyAddr(a);
 
@@ -50,6 +51,10 @@ int main(int argc, char** argv) {
   else if (!strcmp(c, "d2d")) VTAMemCopyFromHost(b, a, 2 * A_BYTES); /* reads past A */
   else if (!strcmp(c, "flush")) VTAFlushCache(a, pa, 2 * A_BYTES);
   else if (!strcmp(c, "invalidate")) VTAInvalidateCache(a + 100, pa + 100, A_BYTES - 99);
+  else if (!strcmp(c, "wrong_address")) VTAFlushCache(a, pa + A_BYTES, 16);
+  else if (!strcmp(c, "negative_size")) VTAInvalidateCache(a, pa, -1);
+  else if (!strcmp(c, "not_a_buffer")) VTAMemCopyFromHost(host, host + 16, 16);
+  else if (!strcmp(c, "free_inside")) VTAMemFree(a + 8);
   else if (!strcmp(c, "use_after_free")) {
     VTAMemFree(a);
     VTAMemCopyFromHost(a, host, 16);
