@@ -4,7 +4,7 @@
 ``build_root()/c-driver/<config>/``): ``libvtasim.a`` (upstream VTA's driver ABI,
 ``include/vta/driver.h``, over the simulator socket) and ``vta_example`` (an example driver
 program). Its three headers are put in the folder's ``gen/`` first, so the C side copies no
-constant, each from the committed view of its contract:
+constant; for a built-in configuration none of them runs a generator:
 
 - ``vta_config.h`` (the configuration): the view ``vtabench gen`` commits for each built-in
   configuration, ``opencl/gen/<config>/vta_config.h``. A configuration given by a JSON path has
