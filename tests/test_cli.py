@@ -165,3 +165,22 @@ def test_exec_refuses_an_unwritable_out_before_the_run(tmp_path, program, where,
     assert proc.stderr.count("\n") == 1 and f"--out {tmp_path / where}" in proc.stderr
     assert needle in proc.stderr
     assert "config default, target" not in proc.stdout  # refused before the run began
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["regress", "--count", "1", "--targets", "fsim", "--junit", "{tmp}/file/j.xml"],
+     "--junit {tmp}/file/j.xml: {tmp}/file is not a folder"),
+    (["regress", "--count", "1", "--targets", "fsim", "--coverage-png", "{tmp}/c.bmp"],
+     "--coverage-png {tmp}/c.bmp: the name must end in .png or .svg or .pdf"),
+    (["compile", "{tmp}/file", "-o", "{tmp}/file/m.vtapkg"],
+     "--output {tmp}/file/m.vtapkg: {tmp}/file is not a folder"),
+    (["smoke", "--target", "fsim", "--report", "{tmp}"], "--report {tmp}: is a folder"),
+])
+def test_unwritable_outputs_are_refused_first(tmp_path, capsys, argv, needle):
+    """An output that cannot be written is one line and exit 2 before the work starts (regress
+    would otherwise run its whole campaign first)."""
+    (tmp_path / "file").write_text("a file, not a folder")
+    assert main([a.format(tmp=tmp_path) for a in argv]) == 2
+    captured = capsys.readouterr()
+    assert needle.format(tmp=tmp_path) in captured.err and captured.err.count("\n") == 1
+    assert captured.out == ""

@@ -74,6 +74,7 @@ def summarize(pkg) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from vtabench.cli import CliError
+    from vtabench.cli.options import check_output, make_parent
     from vtabench.graph import compile_model
     from vtabench.progress import Activity
     from vtabench.spec.config import load_config
@@ -82,13 +83,14 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{args.model}: no such file")
     cfg = load_config(args.config)
     out = args.output or args.model.with_suffix(".vtapkg")
+    check_output("--output", out)
     # --verbose prints a line per layer instead
     with nullcontext() if args.verbose else Activity(f"compiling {args.model.name} for {cfg.name}"):
         pkg = compile_model(args.model, cfg, force_cpu=set(args.cpu),
                             profile=not args.no_profile, log=print if args.verbose else None,
                             double_buffer=not args.no_double_buffer,
                             shapes=parse_shapes(args.shape))
-    pkg.save(out)
+    pkg.save(make_parent(out))
     print(f"compiled {args.model} for {cfg.name} in {pkg.compile_s:.1f} s")
     for line in summarize(pkg):
         print(line)

@@ -29,21 +29,23 @@ def run(args: argparse.Namespace) -> int:
     import onnx
 
     from vtabench.cli import CliError
+    from vtabench.cli.options import check_output, make_parent
     from vtabench.graph.onnx_prep import load_model
     from vtabench.workloads.quantize import quantize
 
     for path in (args.model, args.calib):
         if not path.exists():
             raise CliError(f"{path}: no such file")
+    out = args.output or args.model.with_name(args.model.stem + "_q.onnx")
+    check_output("--output", out)
     model = load_model(args.model)
     try:
         calib = np.load(args.calib)
     except (ValueError, OSError) as exc:
         raise CliError(f"{args.calib}: not a .npy array ({exc})") from None
-    out = args.output or args.model.with_name(args.model.stem + "_q.onnx")
     q = quantize(model, calib, per_channel=args.per_channel, symmetric=not args.asymmetric,
                  activation="uint8" if args.uint8 else "int8")
-    onnx.save(q, str(out))
+    onnx.save(q, str(make_parent(out)))
     nq = sum(1 for n in q.graph.node if n.op_type == "QuantizeLinear")
     print(f"quantized {args.model} on {len(calib)} calibration samples "
           f"({'per-channel' if args.per_channel else 'per-tensor'} weights, "

@@ -95,6 +95,12 @@ def _executor(args: argparse.Namespace) -> AbstractContextManager[Executor | Non
 
 
 def run(args: argparse.Namespace) -> int:
+    from vtabench.cli.options import check_output
+    from vtabench.cli.run import PLOT_SUFFIXES
+
+    check_output("--junit", args.junit)
+    check_output("--coverage-json", args.coverage_json)
+    check_output("--coverage-png", args.coverage_png, PLOT_SUFFIXES)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     targets = _names(args.targets)
     bad = [t for t in targets if t not in BACKENDS]

@@ -46,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
 
     from vtabench.drivers import DeviceError
 
+    from vtabench.cli.options import check_output
+
+    check_output("--report", args.report)
     cfg = load_config(args.config)
     from vtabench.verify.smoke import smoke_programs
 
