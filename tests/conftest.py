@@ -9,6 +9,9 @@
 - ``shared_work``: expensive items (an RTL build and a batch of simulations) computed once per run
   by whichever worker claims them first and shared with the other workers through files
   (:class:`SharedWork`).
+- Nothing left behind: a run fails when /dev/shm holds a ``vtabench`` entry at its end that it did
+  not hold at its start (a simulator's job folder, a device's socket folder), naming each one.
+  Only the controlling process checks (with pytest-xdist, after every worker has finished).
 """
 
 from __future__ import annotations
@@ -33,12 +36,61 @@ from vtabench.workdirs import build_root
 TARGET_MARKERS = ("rtl", "opencl")
 #: Shared work of runs older than this is deleted when a run starts.
 KEEP_RUNS_S = 6 * 3600
+#: Where simulators and devices keep their run-time files, and the prefix of this tool's entries.
+SHM_DIR = Path("/dev/shm")
+SHM_PREFIX = "vtabench"
+#: Seconds an entry new at the end of the run may take to go (a process still exiting removes
+#: its folder) before it counts as left behind.
+SHM_GRACE_S = 2.0
+#: The run's /dev/shm entries at its start (controller only).
+_SHM_AT_START = pytest.StashKey[set[str]]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
     for var in sorted(os.environ):
         if re.fullmatch(r"VTABENCH_\w+_TARGETS", var):
             targets_from_env(var)
+
+
+def shm_entries() -> set[str]:
+    """This tool's entries in /dev/shm now."""
+    try:
+        return {p.name for p in SHM_DIR.iterdir() if p.name.startswith(SHM_PREFIX)}
+    except OSError:
+        return set()
+
+
+def _is_controller(config: pytest.Config) -> bool:
+    """Not a pytest-xdist worker: the process that runs the whole session."""
+    return not hasattr(config, "workerinput")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if _is_controller(session.config):
+        session.config.stash[_SHM_AT_START] = shm_entries()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when it left entries in /dev/shm (see the module docstring)."""
+    config = session.config
+    if not _is_controller(config) or _SHM_AT_START not in config.stash:
+        return
+    before = config.stash[_SHM_AT_START]
+    deadline = time.monotonic() + SHM_GRACE_S
+    while (left := shm_entries() - before) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if not left:
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    message = (f"this run left {len(left)} entr{'y' if len(left) == 1 else 'ies'} in {SHM_DIR}: "
+               + ", ".join(str(SHM_DIR / name) for name in sorted(left)))
+    if reporter is not None:
+        reporter.write_line(message, red=True, bold=True)
+    else:
+        print(message)
+    if session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
