@@ -8,6 +8,8 @@ in turn.
 
 from __future__ import annotations
 
+import os
+import re
 import signal
 
 import numpy as np
@@ -191,11 +193,16 @@ def faults(cfg, tmp_path_factory):  # type: ignore[no-untyped-def]
             obs["mismatch"] = str(exc)
         with pytest.raises(DeviceError, match="set by the simulator"):
             open_device("rtl", cfg, attach=sock, link="gen4x16")
+        with open_device("rtl", cfg, mem_bytes=1 << 16, attach=sock) as dev:  # after the others
+            obs["fresh_pcie"] = dev.pcie_stats()
+            dev.write(0, np.zeros(4096, np.uint8))
+            obs["fresh_pcie_after_write"] = dev.pcie_stats()
         obs["still_serving"] = server.poll() is None and alive(sim_pid)
     finally:
         server.send_signal(signal.SIGINT)
         server.wait(60)
     obs["stopped"] = not alive(sim_pid) and not sock.exists()
+    obs["serve_log"] = log.read_text()
     return ref, obs
 
 
@@ -279,3 +286,31 @@ def test_serve_attach_mismatch_and_stop(faults):  # type: ignore[no-untyped-def]
     assert obs["mismatch"] is not None and "CONFIG_ID" in obs["mismatch"]
     assert obs["still_serving"], "vtabench serve stopped serving after a driver left"
     assert obs["stopped"], "the simulator (or its socket) outlived vtabench serve"
+
+
+@pytest.mark.rtl
+def test_serve_counts_pcie_per_driver(faults):  # type: ignore[no-untyped-def]
+    """A driver that attaches after others (which moved megabytes) sees only its own traffic."""
+    _, obs = faults
+    fresh, after = obs["fresh_pcie"], obs["fresh_pcie_after_write"]
+    assert (fresh["h2d_bytes"], fresh["d2h_bytes"], fresh["msi_sent"]) == (0, 0, 0), fresh
+    assert fresh["mmio_reads"] <= 4, fresh  # its own open: VERSION and CONFIG_ID
+    assert (after["h2d_bytes"], after["h2d_transfers"]) == (4096, 1), after
+
+
+@pytest.mark.rtl
+def test_serve_says_when_a_driver_attaches_and_leaves(faults):  # type: ignore[no-untyped-def]
+    """One line per driver attaching and one per driver leaving, naming its process; the four
+    drivers that reached the card (the fault suite, the lost one, the mismatched one, the
+    fresh one), in order; the one refused for its options never connected."""
+    _, obs = faults
+    lines = obs["serve_log"].splitlines()
+    attached = [ln for ln in lines if re.fullmatch(r"rtl: driver \d+ \(pid \d+\) attached with "
+                                                   r"\d+ B of DRAM", ln)]
+    left = [ln for ln in lines if re.match(r"rtl: driver \d+ \(pid \d+\) left \(", ln)]
+    me = f"(pid {os.getpid()})"
+    assert [ln.split(" (pid")[0] for ln in attached] == [f"rtl: driver {n}" for n in range(1, 5)]
+    assert [ln.split(" (pid")[0] for ln in left] == [f"rtl: driver {n}" for n in range(1, 5)]
+    assert all(me in ln for ln in attached + left), attached + left
+    assert attached[0].endswith(f"with {1 << 20} B of DRAM")
+    assert "said goodbye" in left[-1] and "host->device 4096 B in 1 DMA(s)" in left[-1]

@@ -220,9 +220,9 @@ class RtlDevice(Device):
         if attach is None:
             seed = pick_seed(seed)
             self.waves = waves_file(waves, f"{cfg.name}-pcie-{seed}.fst")
+            where = f"{cfg.name}, started here"
             server = start_server(cfg, link=link, clock_mhz=clock_mhz or 250.0, seed=seed,
                                   waves=self.waves, stub=stub)
-            where = f"{cfg.name}, started here"
             try:
                 sock = server.connect()
             except BaseException:
@@ -315,7 +315,7 @@ class RtlDevice(Device):
         return self._channel.now_ns
 
     def pcie_stats(self) -> dict[str, Any]:
-        """Modeled PCIe traffic and time since the simulator started (cumulative)."""
+        """Modeled PCIe traffic and time since this driver attached (cumulative)."""
         s: dict[str, Any] = self._channel.call("stats")
         s["link"] = self.link.name
         s["dma_ns"] = s["h2d_ns"] + s["d2h_ns"]

@@ -2,8 +2,9 @@
 
 - :func:`serve` (``vtabench serve --target rtl``) builds the platform simulator for a
   configuration (reused while no input changed) and runs it in the foreground with the device
-  server (:mod:`.server`) listening on a socket, until it is stopped (or, ``once``, until its
-  first driver leaves).
+  server (:mod:`vtabench.tb.platform.server`) listening on a socket, until it is stopped (or,
+  ``once``, until its first driver leaves). It prints one line when a driver attaches and one
+  when it leaves (with that driver's PCIe statistics).
 - :func:`start_server` does the same in a background process for ``open_device("rtl", cfg)``:
   ``vtabench serve --once --watch-pid <caller>`` in a session of its own (a Ctrl-C meant for
   the caller does not cut the simulator off in the middle of a request). It ends with its
@@ -21,8 +22,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from vtabench.drivers.rtl.errors import SimulatorGoneError
@@ -35,16 +38,20 @@ SOCKET_PATH_MAX = 107
 STARTUP_S = 600.0
 #: Wall seconds the simulator may take to end after its driver left (waves written out).
 STOP_S = 60.0
+#: Wall seconds a server told to stop (SIGTERM) may take before it is killed (SIGKILL).
+KILL_AFTER_S = 1.0
 #: Name prefix of the folder :func:`start_server` makes for a server's socket, config and log.
 DEVICE_FOLDER_PREFIX = "vtabench-device-"
 #: How ``vtabench serve`` starts the one line it prints when the simulation failed.
 FAILED_LINE = "rtl: the platform simulation"
+#: Seconds between looks at the simulator's event file (drivers attaching and leaving).
+EVENTS_POLL_S = 0.1
 
 
 def serve(cfg: Config, socket_path: str | Path, *, link: str | None = None,
           clock_mhz: float = 250.0, seed: int | None = None, waves: bool | str | Path = False,
           stub: bool = False, once: bool = False, watch_pid: int | None = None,
-          say: Callable[[str], None] = print) -> int:
+          say: Callable[[str], None] | None = None) -> int:
     """Serve drivers on ``socket_path`` from a platform simulation of ``cfg``; blocks until the
     simulation ends. ``link``: PCIe preset (gen3x8, gen3x16, gen4x16); ``waves``: True or a
     path: an FST of the whole simulation; ``stub``: the bench's stand-in core; ``watch_pid``:
@@ -55,6 +62,7 @@ def serve(cfg: Config, socket_path: str | Path, *, link: str | None = None,
     from vtabench.rtl.platform_build import build_platform
     from vtabench.rtl.simjob import SimJob, pick_seed, waves_file
 
+    say = say or _print_now
     path = Path(socket_path).absolute()
     if len(os.fsencode(path)) > SOCKET_PATH_MAX:
         raise ValueError(f"socket path {path} is longer than {SOCKET_PATH_MAX} bytes (the limit "
@@ -75,15 +83,19 @@ def serve(cfg: Config, socket_path: str | Path, *, link: str | None = None,
     with SimJob(f"vtabench-pcie-{cfg.name}-") as sim:
         dram_file = sim.dir / "dram.bin"
         dram_file.write_bytes(b"")
+        events = sim.dir / "events.log"
+        events.write_bytes(b"")
         plusargs = [f"+vta_socket={path}", f"+dram_file={dram_file}", f"+vta_config={cfg.name}",
                     f"+vta_link={link_name}", f"+vta_clock_mhz={clock_mhz}",
-                    f"+vta_watch_pid={watch_pid or os.getpid()}"]
+                    f"+vta_watch_pid={watch_pid or os.getpid()}", f"+vta_events={events}"]
         if once:
             plusargs.append("+vta_serve_once")
         say(f"rtl ({cfg.name}, {link_name}, {clock_mhz:g} MHz, seed {seed}): serving on {path}"
             f"{' (one driver)' if once else ''}; log {sim.log}")
         try:
-            sim.simulate(b, "vtabench.tb.platform.server", seed=seed, fst=fst, plusargs=plusargs)
+            with _echo_lines(events, say):
+                sim.simulate(b, "vtabench.tb.platform.server", seed=seed, fst=fst,
+                             plusargs=plusargs)
         finally:  # the server removes it, unless the simulator was killed
             path.unlink(missing_ok=True)
             _remove_orphaned_folder(path.parent, watch_pid)
@@ -95,6 +107,37 @@ def serve(cfg: Config, socket_path: str | Path, *, link: str | None = None,
     if fst is not None:
         say(f"rtl: waves written to {fst}")
     return 0
+
+
+def _print_now(line: str) -> None:
+    print(line, flush=True)
+
+
+@contextmanager
+def _echo_lines(path: Path, say: Callable[[str], None]) -> Iterator[None]:
+    """While the block runs, pass each complete line appended to ``path`` to ``say`` (from a
+    thread: the block is the simulator, which owns the main thread); the last ones at the end."""
+    stop = threading.Event()
+
+    def follow() -> None:
+        with open(path, "rb") as f:
+            pending = b""
+            while True:
+                stopping = stop.wait(EVENTS_POLL_S)
+                pending += f.read()
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    say(line.decode(errors="replace"))
+                if stopping:
+                    return
+
+    thread = threading.Thread(target=follow, name="serve-events", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _remove_orphaned_folder(folder: Path, watch_pid: int | None) -> None:
@@ -168,21 +211,33 @@ class ServerProcess:
 
     def stop(self, timeout_s: float = STOP_S) -> None:
         """Wait up to ``timeout_s`` for the simulator to end (it does once its driver left),
-        then end it (its process group: the serve process and the simulator), and remove its
-        folder."""
+        then end it, and remove its folder. A signal (KeyboardInterrupt, the CLI's SIGTERM)
+        while waiting ends it at once and passes on."""
         try:
             self.proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:  # as Ctrl-C would (it cleans up), then harder
-            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.killpg(self.proc.pid, sig)
-                    self.proc.wait(timeout=10.0)
-                    break
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    continue
-        if self._kept_log is None:
-            self._kept_log = self.log_tail(1 << 20)
-            shutil.rmtree(self.folder, ignore_errors=True)
+        except subprocess.TimeoutExpired:
+            self._end()
+        except BaseException:
+            self._end()
+            raise
+        finally:
+            if self._kept_log is None:
+                self._kept_log = self.log_tail(1 << 20)
+                shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _end(self) -> None:
+        """End the server's process group (the serve process and its simulator): SIGTERM, which
+        it answers by stopping the simulator and removing its job folder, then SIGKILL."""
+        for sig, wait_s in ((signal.SIGTERM, KILL_AFTER_S), (signal.SIGKILL, KILL_AFTER_S)):
+            try:
+                os.killpg(self.proc.pid, sig)
+                self.proc.wait(timeout=wait_s)
+                return
+            except ProcessLookupError:
+                self.proc.wait()
+                return
+            except subprocess.TimeoutExpired:
+                continue
 
 
 def start_server(cfg: Config, *, link: str | None = None, clock_mhz: float = 250.0,
@@ -198,8 +253,28 @@ def start_server(cfg: Config, *, link: str | None = None, clock_mhz: float = 250
     preset(link)  # an unknown preset is the caller's error, not a dead simulator
     build_platform(cfg, stub=stub, waves=waves is not None)
     shm = Path("/dev/shm")
-    folder = Path(tempfile.mkdtemp(prefix=f"{DEVICE_FOLDER_PREFIX}{cfg.name}-",
+    folder = Path(tempfile.mkdtemp(prefix=f"{DEVICE_FOLDER_PREFIX}{cfg.name}-pid{os.getpid()}-",
                                    dir=str(shm) if shm.is_dir() else None))
+    proc: subprocess.Popen[bytes] | None = None
+    try:
+        proc = _start_serve(cfg, folder, link=link, clock_mhz=clock_mhz, seed=seed, waves=waves,
+                            stub=stub, once=once)
+        return ServerProcess(proc, folder, folder / "sock")
+    except BaseException:  # a signal while starting: nothing of it stays
+        if proc is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        else:
+            ServerProcess(proc, folder, folder / "sock").stop(0.0)
+        raise
+
+
+def _start_serve(cfg: Config, folder: Path, *, link: str | None, clock_mhz: float,
+                 seed: int | None, waves: Path | None, stub: bool,
+                 once: bool) -> subprocess.Popen[bytes]:
+    """``vtabench serve`` for :func:`start_server` with its socket, configuration and log in
+    ``folder``."""
+    from vtabench.tb.platform.link import preset
+
     cfg_file = folder / "config.json"
     cfg_file.write_text(json.dumps(cfg.as_dict()))
     sock = folder / "sock"
@@ -218,9 +293,8 @@ def start_server(cfg: Config, *, link: str | None = None, clock_mhz: float = 250
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_DIR.parent),
                                                     env.get("PYTHONPATH")) if p)
     with open(folder / "serve.log", "wb") as log:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
+        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    return ServerProcess(proc, folder, sock)
 
 
 def connect(path: str | Path) -> socket.socket:

@@ -3,7 +3,9 @@
 Started by :mod:`vtabench.drivers.rtl.launcher` (``vtabench serve``) in the platform simulator
 (top ``vta_pcie_top``) with plusargs ``+vta_socket=PATH`` (where to listen), ``+vta_link=NAME``,
 ``+vta_clock_mhz=F``, ``+vta_watch_pid=PID`` (stop, while no driver is connected, once that
-process is gone) and ``+vta_serve_once`` (stop when the first driver leaves).
+process is gone), ``+vta_serve_once`` (stop when the first driver leaves) and
+``+vta_events=PATH`` (where the one-line reports of drivers attaching and leaving go, for
+``vtabench serve`` to print; without it they go to the simulator's log).
 
 The test starts the platform (clock, reset, MSI watcher), listens, and for each connection answers
 requests one at a time (:mod:`.protocol`): each is one platform coroutine (an MMIO batch, a DMA, an
@@ -11,16 +13,19 @@ interrupt wait...). While it waits for the next request it blocks in ``recv`` on
 own thread, so simulated time stands still between requests and no thread switch is paid per
 request. A driver that goes away (end of stream, a reset connection) ends its session; the card
 keeps its state for the next driver (``vtabench serve``) or the simulation ends (serve once).
+The PCIe statistics are each driver's own: they restart when a driver attaches.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import socket
+import struct
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import cocotb
 
@@ -36,7 +41,7 @@ from vtabench.drivers.rtl.protocol import (
     unpack_mmio,
 )
 from vtabench.spec.contracts import regs as R
-from vtabench.tb.platform.link import D2H, H2D
+from vtabench.tb.platform.link import D2H, H2D, LinkStats, format_pcie
 from vtabench.tb.platform.model import DmaStatusError, DmaTimeout, Platform
 
 #: Seconds between checks that the watched process is still there while no driver is connected.
@@ -51,23 +56,66 @@ class Refused(Exception):
     """A request the server answers with Status.FAILED and this message."""
 
 
-class Session:
-    """One driver connection on the platform."""
+class Events:
+    """The one-line reports of drivers attaching and leaving: appended to ``path`` (flushed per
+    line, for ``vtabench serve`` to print), or to the simulator's log without one."""
 
-    def __init__(self, plat: Platform, conn: socket.socket, info: dict[str, Any]) -> None:
+    def __init__(self, path: str | None, log: Any) -> None:
+        self._file: TextIO | None = open(path, "a") if path else None  # noqa: SIM115
+        self._log = log
+
+    def say(self, line: str) -> None:
+        if self._file is None:
+            self._log.info("%s", line)
+        else:
+            self._file.write(line + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+def peer_pid(conn: socket.socket) -> int | None:
+    """The process id of the driver at the other end of a Unix socket (SO_PEERCRED)."""
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (OSError, AttributeError):
+        return None
+    return int(struct.unpack("3i", creds)[0])
+
+
+class Session:
+    """One driver connection on the platform: driver ``number`` of this server."""
+
+    def __init__(self, plat: Platform, conn: socket.socket, info: dict[str, Any], number: int,
+                 events: Events) -> None:
         self.plat = plat
         self.conn = conn
         self.info = info
+        pid = peer_pid(conn)
+        self.who = f"driver {number}" + (f" (pid {pid})" if pid is not None else "")
+        self.events = events
+        self.attached = False
 
     async def serve(self) -> None:
-        """Answer requests until the driver says BYE or goes away."""
+        """Answer requests until the driver says BYE or goes away; one line when it leaves."""
+        how = await self._requests()
+        if self.attached:
+            stats = {**self.plat.stats.as_dict(), "link": self.plat.link.name}
+            self.events.say(f"rtl: {self.who} left ({how}); {format_pcie(stats)}")
+        else:
+            self.events.say(f"rtl: {self.who} left without attaching ({how})")
+
+    async def _requests(self) -> str:
+        """Serve requests; returns how the driver left."""
         while True:
             try:
                 head = recv_exact(self.conn, REQUEST.size)
                 op, count, addr, nbytes, ns = REQUEST.unpack(head)
                 payload = recv_exact(self.conn, count) if count else b""
             except (PeerGone, ConnectionError):
-                return
+                return "connection closed"
             try:
                 status, value, op_ns, out = await self._handle(op, addr, nbytes, ns, payload)
             except Refused as exc:
@@ -80,9 +128,9 @@ class Session:
                 self.conn.sendall(REPLY.pack(status, len(out), value, op_ns, self.plat.now_ns())
                                   + out)
             except OSError:
-                return
+                return "connection lost"
             if op == Op.BYE:
-                return
+                return "said goodbye"
 
     async def _handle(self, op: int, addr: int, nbytes: int, ns: float,
                       payload: bytes) -> tuple[Status, int, float, bytes]:
@@ -96,6 +144,9 @@ class Session:
                 raise Refused(f"DRAM size {addr} must be a positive multiple of 16 up to "
                               f"{MAX_MEM_BYTES}")
             await plat.attach_memory(addr)
+            plat.stats = LinkStats()  # this driver's own, from here
+            self.attached = True
+            self.events.say(f"rtl: {self.who} attached with {addr} B of DRAM")
             return Status.OK, 0, 0.0, b""
         if op == Op.MMIO:
             ops = []
@@ -211,17 +262,19 @@ async def serve(dut: Any) -> None:
     await plat.start()
     info = {"config": str(args.get("vta_config", "")), "seed": int(os.environ.get(
         "COCOTB_RANDOM_SEED", "0"))}
+    events = Events(str(args["vta_events"]) if "vta_events" in args else None, dut._log)
     listener = _listen(path)
     try:
-        while True:
+        for number in itertools.count(1):
             conn = _accept(listener, watch)
             if conn is None:
                 dut._log.info("server: process %d is gone; stopping", watch)
                 return
             with conn:
-                await Session(plat, conn, info).serve()
+                await Session(plat, conn, info, number, events).serve()
             if "vta_serve_once" in args:
                 return
     finally:
         listener.close()
         path.unlink(missing_ok=True)
+        events.close()

@@ -13,6 +13,8 @@ import signal
 import sys
 import threading
 
+from vtabench.cli import signals
+
 #: Command modules, in the order `vtabench --help` lists them.
 COMMANDS = ("sim", "configs", "gen", "asm", "disasm", "validate", "exec", "serve", "smoke",
             "regress", "mutate", "quantize", "compile", "run", "fpga")
@@ -51,8 +53,11 @@ def _file_error(parser: argparse.ArgumentParser, args: argparse.Namespace,
     return str(exc)
 
 
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise Terminated
+def _on_signal(signum: int, frame: object) -> None:
+    """SIGINT and SIGTERM: stop the processes this command started in its process group
+    (:mod:`.signals`), then unwind like KeyboardInterrupt (SIGINT) or :class:`Terminated`."""
+    signals.stop_children()
+    raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
 
 
 #: Exit status after a signal: 128 + its number, as a shell reports it.
@@ -102,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
+    previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)} \
+        if main_thread else {}
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:
@@ -115,14 +121,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"vtabench {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except (KeyboardInterrupt, Terminated) as exc:
+        signals.end_children()
         what = "interrupted (SIGINT)" if isinstance(exc, KeyboardInterrupt) else \
             "terminated (SIGTERM)"
         print(f"vtabench {args.command}: {what}; children stopped, temporary files removed",
               file=sys.stderr)
         return SIGNAL_EXIT[type(exc)]
     finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

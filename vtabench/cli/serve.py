@@ -5,7 +5,8 @@
     # C:      VTA_SIM_SOCKET=/tmp/vta.sock ./my_driver   (docs/platform.md)
 
 Drivers take turns: each one that connects resets the card with the DRAM size it asks for. The
-server runs until Ctrl-C (``--once``: until its first driver leaves).
+server runs until Ctrl-C or SIGTERM (one line, exit 130 / 143; ``--once``: until its first
+driver leaves). It prints one line when a driver attaches and one when it leaves.
 """
 
 from __future__ import annotations
@@ -38,10 +39,6 @@ def run(args: argparse.Namespace) -> int:
     from vtabench.spec.config import load_config
 
     serve = resolve(target(args.target).server)  # type: ignore[arg-type]
-    try:
-        return int(serve(load_config(args.config), args.socket, link=args.link,
-                         clock_mhz=args.clock_mhz, seed=args.seed, waves=args.waves or False,
-                         stub=args.stub, once=args.once, watch_pid=args.watch_pid))
-    except KeyboardInterrupt:
-        print("vtabench serve: stopped")
-        return 130
+    return int(serve(load_config(args.config), args.socket, link=args.link,
+                     clock_mhz=args.clock_mhz, seed=args.seed, waves=args.waves or False,
+                     stub=args.stub, once=args.once, watch_pid=args.watch_pid))
