@@ -26,7 +26,8 @@ import numpy as np
 from vtabench.spec.config import Config, load_config
 from vtabench.fsim import Fsim
 from vtabench.spec.isa.layout import AluOp, MemType
-from vtabench.verify.builder import ProgramBuilder, TestProgram, Tokens
+from vtabench.spec.program import Program
+from vtabench.verify.builder import ProgramBuilder, Tokens
 
 H = W = 56
 CIN = COUT = 64
@@ -34,7 +35,7 @@ K = 3
 SHIFT = 9
 
 
-def conv_program(cfg: Config, x: np.ndarray, w: np.ndarray) -> tuple[TestProgram, int, int]:
+def conv_program(cfg: Config, x: np.ndarray, w: np.ndarray) -> tuple[Program, int, int]:
     """The layer as a program; returns it, the output's dram_base and the rows per tile."""
     bl = cfg.block
     if cfg.batch != 1 or CIN % bl or COUT % bl:

@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import zipfile
+from dataclasses import replace
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -35,10 +36,11 @@ from typing import Any
 import numpy as np
 
 from vtabench.spec.config import Config, load_config
+from vtabench.spec.program import Program
 
 
 def _open(cfg: Config, mem: int, args: argparse.Namespace, **extra: Any) -> Any:
-    from vtabench.drivers.opencl_backend import OpenCLDevice
+    from vtabench.drivers.opencl.device import OpenCLDevice
 
     opts = {k: v for k, v in (("platform", args.platform), ("device", args.device),
                               ("variant", args.variant), ("group_size", args.group_size))
@@ -130,7 +132,8 @@ def bench_package(args: argparse.Namespace) -> dict[str, Any]:
         if args.batch and len(programs) == 1:
             images = [image.copy() for _ in range(args.batch)]
             t0 = time.perf_counter()
-            results = dev.run_programs([(programs[0], img) for img in images], args.timeout)
+            results = dev.run_programs([Program(f"inference{k}", [], img, programs[0].tobytes())
+                                        for k, img in enumerate(images)], args.timeout)
             wall_b = time.perf_counter() - t0
             ok = all(not isinstance(r, Exception) for r in results)
             same = ok and all(np.array_equal(img, golden) for img in images)
@@ -167,7 +170,7 @@ def bench_upstream(cfg: Config, image: np.ndarray, programs: list[np.ndarray],
     after the run equals fsim's."""
     import pyopencl as cl
 
-    from vtabench.drivers.opencl_backend import select_device
+    from vtabench.drivers.opencl.platforms import select_device
     from vtabench.hwgen.constants import c_header
 
     src = Path(args.upstream)
@@ -242,8 +245,8 @@ def bench_random(args: argparse.Namespace) -> dict[str, Any]:
             pairs = fut.result()
             images = [p.dram.copy() for p, _ in pairs]
             d0 = time.perf_counter()
-            results = dev.run_programs([(p.insns, img) for (p, _), img in zip(pairs, images)],
-                                       args.timeout)
+            results = dev.run_programs([replace(p, dram=img)
+                                        for (p, _), img in zip(pairs, images)], args.timeout)
             device_s += time.perf_counter() - d0
             for (p, ref), img, r in zip(pairs, images, results):
                 checked += 1

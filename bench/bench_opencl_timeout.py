@@ -21,10 +21,11 @@ import time
 import numpy as np
 
 from vtabench.drivers import RunTimeoutError
-from vtabench.drivers import opencl_backend as ob
+from vtabench.drivers.opencl.device import OpenCLDevice
 from vtabench.drivers.api import run_program
 from vtabench.fsim import Fsim
 from vtabench.spec.config import Config, load_config
+from vtabench.spec.program import Program
 from vtabench.spec.isa import encode_program
 from vtabench.spec.isa.insn import decode_program
 from vtabench.spec.isa.layout import AluOp, MemType
@@ -61,7 +62,7 @@ def runaways(cfg: Config) -> dict[str, tuple[bytes, np.ndarray]]:
             "200000 LOAD ACC (whole buffer)": program(cfg, "load-acc", repeat=200000)}
 
 
-def measure(dev: ob.OpenCLDevice, code: bytes, dram: np.ndarray, timeout: float) -> str:
+def measure(dev: OpenCLDevice, code: bytes, dram: np.ndarray, timeout: float) -> str:
     t0 = time.perf_counter()
     try:
         r = run_program(dev, code, dram, timeout)
@@ -87,8 +88,8 @@ def main() -> None:
     cfg = load_config(args.config)
     cases = runaways(cfg)
     for variant in args.variants.split(","):
-        with ob.OpenCLDevice(cfg, 1 << 24, platform=args.platform, variant=variant,
-                             budget_rate=args.budget_rate) as dev:
+        with OpenCLDevice(cfg, 1 << 24, platform=args.platform, variant=variant,
+                          budget_rate=args.budget_rate) as dev:
             print(f"== {dev.name}, variant {variant}, timeout {args.timeout:g} s, budget "
                   f"{dev.budget(args.timeout):.3g} units ({dev.budget_rate:.0e} a second)",
                   flush=True)
@@ -107,7 +108,8 @@ def main() -> None:
                 n = dev.batch_groups * 2
                 t0 = time.perf_counter()
                 try:
-                    res = dev.run_programs([(code, dram.copy()) for _ in range(n)], args.timeout)
+                    res = dev.run_programs([Program(f"runaway{k}", [], dram.copy(), code)
+                                            for k in range(n)], args.timeout)
                     what = ", ".join(sorted({type(r).__name__ for r in res}))
                 except RunTimeoutError as exc:
                     what = f"launch: {exc}"

@@ -18,7 +18,8 @@ from vtabench.spec.config import load_config
 from vtabench.fsim import Fsim
 from vtabench.verify import perf
 from vtabench.rtl.verilator import build
-from vtabench.rtl.simjob import RawProgram, run_batch
+from vtabench.rtl.simjob import run_batch
+from vtabench.spec.program import Program
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     prog, macs = perf.gemm_program(cfg, a.iter_out, repeat=a.gemms)
     want = prog.dram.copy()
     Fsim(cfg).run(prog.insns, want)
-    progs = [RawProgram(f"{prog.name}#{i}", prog.insns, prog.dram.copy()) for i in range(a.repeat)]
+    progs = [Program(f"{prog.name}#{i}", prog.insns, prog.dram.copy()) for i in range(a.repeat)]
     t1 = time.monotonic()
     stats = run_batch(cfg, progs, seed=a.seed)
     total = time.monotonic() - t1

@@ -21,7 +21,8 @@ import numpy as np
 
 from vtabench.spec.config import load_config
 from vtabench.verify import perf
-from vtabench.rtl.simjob import RawProgram, run_batch
+from vtabench.rtl.simjob import run_batch
+from vtabench.spec.program import Program
 from vtabench.verify.random_program import random_program
 
 
@@ -36,8 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     cfg = load_config(a.config)
     gemm, _ = perf.gemm_program(cfg, 24, repeat=10)
     rnd = [random_program(cfg, np.random.default_rng([5, k])) for k in range(a.random)]
-    progs = [RawProgram(f"gemm{i}", gemm.insns, gemm.dram.copy()) for i in range(a.repeat)]
-    progs += [RawProgram(f"rand{k}", p.insns, p.dram.copy()) for k, p in enumerate(rnd)]
+    progs = [Program(f"gemm{i}", gemm.insns, gemm.dram.copy()) for i in range(a.repeat)]
+    progs += [Program(f"rand{k}", p.insns, p.dram.copy()) for k, p in enumerate(rnd)]
     stats = run_batch(cfg, progs, seed=a.seed, **({"trace": a.trace} if a.trace else {}))
     if any(s["state"] != "done" for s in stats):
         print("a program did not finish", file=sys.stderr)

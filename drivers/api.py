@@ -80,7 +80,7 @@ BACKENDS: dict[str, Target] = {
     "fsim": Target("vtabench.drivers.fsim_backend:FsimDevice"),
     "opencl": Target("vtabench.drivers.opencl.device:OpenCLDevice",
                      options=("platform", "device"),
-                     batch="vtabench.drivers.opencl.batch:run_raw_batch"),
+                     batch="vtabench.drivers.opencl.device:run_raw_batch"),
     "rtl": Target("vtabench.drivers.rtl.device:RtlDevice", options=("seed", "waves", "link"),
                   cycles=True, bench="vtabench.drivers.rtl.bench:run_bench",
                   server="vtabench.drivers.rtl.launcher:serve"),

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from vtabench.spec.config import load_config
-from vtabench.rtl.simjob import RawProgram, run_batch
+from vtabench.spec.program import Program
+from vtabench.rtl.simjob import run_batch
 
 pytestmark = pytest.mark.rtl
 
@@ -29,23 +30,23 @@ KNOBS = [
 
 
 @pytest.fixture(scope="module")
-def results() -> tuple[list[RawProgram], list[dict]]:
+def results() -> tuple[list[Program], list[dict]]:
     cfg = load_config("default")
     rng = np.random.default_rng(7)
     progs = []
     for i, knobs in enumerate(KNOBS):
         n = [1, 3, 64, 700][i % 4]
         code = rng.integers(0, 256, 16 * n * 4, dtype=np.uint8).tobytes()  # 4*n records
-        progs.append(RawProgram(f"copy{i}", code, np.zeros(16 * n * 4 + 100, np.uint8),
-                                knobs=knobs))
+        progs.append(Program(f"copy{i}", [], np.zeros(16 * n * 4 + 100, np.uint8), code,
+                             knobs=knobs))
     code = rng.integers(0, 256, 16 * 64, dtype=np.uint8).tobytes()
-    progs.append(RawProgram("fault", code, np.zeros(16 * 64, np.uint8),
-                            knobs={"fault_lo": 128, "fault_hi": 192}))
+    progs.append(Program("fault", [], np.zeros(16 * 64, np.uint8), code,
+                         knobs={"fault_lo": 128, "fault_hi": 192}))
     big = rng.integers(0, 256, 16 * 4096, dtype=np.uint8).tobytes()
-    progs.append(RawProgram("big_ideal", big, np.zeros(len(big), np.uint8)))
-    progs.append(RawProgram("big_gap1", big, np.zeros(len(big), np.uint8), knobs={"rd_gap": 1}))
-    progs.append(RawProgram("wr_err", code, np.zeros(16 * 64, np.uint8),
-                            knobs={"wr_err_burst": 2}))
+    progs.append(Program("big_ideal", [], np.zeros(len(big), np.uint8), big))
+    progs.append(Program("big_gap1", [], np.zeros(len(big), np.uint8), big, knobs={"rd_gap": 1}))
+    progs.append(Program("wr_err", [], np.zeros(16 * 64, np.uint8), code,
+                         knobs={"wr_err_burst": 2}))
     stats = run_batch(cfg, progs, seed=11, stub=True, validate=False, quiet=True)
     return progs, stats
 

@@ -193,15 +193,16 @@ def _kernel_faults() -> dict[str, tuple[bytes, ErrorCode, int]]:
 def test_kernel_reports_the_contract_code(name: str) -> None:
     import numpy as np
 
-    from vtabench.drivers import opencl_backend as ob
+    from vtabench.drivers.opencl.device import OpenCLDevice
+    from vtabench.drivers.opencl.errors import KernelRunError
 
     program, code, index = _kernel_faults()[name]
     cfg = load_config("default")
-    with ob.OpenCLDevice(cfg, 1 << 20, platform="Portable") as dev:
+    with OpenCLDevice(cfg, 1 << 20, platform="Portable") as dev:
         dev.alloc(4096, align=4096)
         iaddr = dev.alloc(len(program), align=16)
         dev.write(iaddr, np.frombuffer(program, np.uint8))
-        with pytest.raises(ob.KernelRunError) as info:
+        with pytest.raises(KernelRunError) as info:
             dev.run(iaddr, len(program) // 16, timeout_s=30)
     assert (info.value.code, info.value.index) == (code, index), str(info.value)
     assert describe(code) in str(info.value)

@@ -20,10 +20,11 @@ from vtabench.spec.config import load_config
 from vtabench.fsim import Fsim, kernels, run_raw
 from vtabench.spec.isa.insn import Insn
 from vtabench.spec.isa.layout import AluOp, MemType, Opcode
-from vtabench.verify.builder import ProgramBuilder, TestProgram, Tokens
+from vtabench.verify.builder import ProgramBuilder, Tokens
 from vtabench.verify.directed import directed_programs
 from vtabench.verify.random_program import random_program
 from vtabench.spec.tokens import Stage, schedule
+from vtabench.spec.program import Program
 
 CONFIGS = ("default", "cloud32", "cloud64")
 I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
@@ -139,7 +140,7 @@ def reference_run(cfg, insns: list[Insn], dram: np.ndarray) -> np.ndarray:
     return np.frombuffer(bytes(mem), np.uint8)
 
 
-def run_fsim(cfg, prog: TestProgram) -> tuple[np.ndarray, Fsim]:
+def run_fsim(cfg, prog: Program) -> tuple[np.ndarray, Fsim]:
     dram = prog.dram.copy()
     sim = Fsim(cfg)
     sim.run(prog.insns, dram)
@@ -210,7 +211,7 @@ def test_token_program_result_depends_on_tokens() -> None:
     got, _ = run_fsim(cfg, prog)
     assert_same_dram(got, want, "tokens")
     # Without tokens the stages run ahead of each other and the result changes.
-    loose = TestProgram("tokens_stripped", _strip_tokens(prog.insns), prog.dram)
+    loose = Program("tokens_stripped", _strip_tokens(prog.insns), prog.dram)
     got_loose, _ = run_fsim(cfg, loose)
     assert not np.array_equal(got_loose, want)
 

@@ -105,7 +105,7 @@ def test_one_sync_weights_once(small, small_runs, target):
     _, _, pkg, _ = small
     res = small_runs(target)
     static = sum(d.size for _, d in pkg.image)
-    programs = sum(len(p.insns) for p in pkg.programs + pkg.profile)
+    programs = sum(16 * p.program.count for p in pkg.programs + pkg.profile)
     load = res[0].load
     assert load["syncs"] == 0
     assert load["bytes_written"] == static + programs  # weights, biases, uops, programs: once

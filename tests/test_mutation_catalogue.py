@@ -131,18 +131,18 @@ def test_a_chunk_wide_failure_is_confirmed_on_the_whole_chunk() -> None:
     """A simulator stopped in the middle of a chunk fails every program of it with one error:
     the kill is then confirmed on all of them, not on the chunk's first program alone."""
     from vtabench.verify.mutation import first_failure
-    from vtabench.verify.regress.campaign import ProgramResult
+    from vtabench.verify.regress.campaign import ProgramVerdict
 
     class Diff:
         def describe(self) -> str:
             return "rtl: first difference"
 
     stopped = "rtl: RtlRunError: simulator gave 1 of 3 results"
-    chunk = [ProgramResult(k, f"rand-1-{k}", 0.0, error=stopped) for k in (28, 29, 30)]
+    chunk = [ProgramVerdict(k, f"rand-1-{k}", 0.0, error=stopped) for k in (28, 29, 30)]
     assert first_failure(chunk) == ([28, 29, 30], f"programs 28..30: {stopped}")
-    mixed = [ProgramResult(4, "rand-1-4", 0.0),
-             ProgramResult(6, "rand-1-6", 0.0, error="rtl [illegal.x]: expected ..."),
-             ProgramResult(5, "rand-1-5", 0.0, mismatches=[Diff()])]  # type: ignore[list-item]
+    mixed = [ProgramVerdict(4, "rand-1-4", 0.0),
+             ProgramVerdict(6, "rand-1-6", 0.0, error="rtl [illegal.x]: expected ..."),
+             ProgramVerdict(5, "rand-1-5", 0.0, mismatches=[Diff()])]  # type: ignore[list-item]
     assert first_failure(mixed) == ([5], "rand-1-5: rtl: first difference")
     assert first_failure(mixed[:1]) is None
 

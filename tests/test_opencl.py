@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -27,7 +28,7 @@ import pytest
 from vtabench.spec.config import Config, load_config
 from vtabench.spec.isa.insn import Insn
 from vtabench.spec.isa.layout import AluOp, MemType, Opcode
-from vtabench.verify.builder import ProgramBuilder, TestProgram
+from vtabench.verify.builder import ProgramBuilder
 from vtabench.verify.directed import directed_programs
 from vtabench.verify.random_program import random_program
 from vtabench.spec.contracts.errors import ErrorCode, describe
@@ -36,11 +37,20 @@ from vtabench.spec.tokens import Stage, schedule, stage_of
 from vtabench.verify.smoke import (conv1d_padded, gemm_tiled, smoke_programs,
                             token_order)
 from vtabench.spec.validate import ValidationError, validate_program
+from vtabench.spec.program import Program
 
+
+import pyopencl as cl  # noqa: E402
 
 from vtabench.drivers import RunTimeoutError  # noqa: E402
-from vtabench.drivers import opencl_backend as ob  # noqa: E402
-from vtabench.drivers.api import run_program  # noqa: E402
+from vtabench.drivers.api import run_program, run_programs  # noqa: E402
+from vtabench.drivers.opencl.device import OpenCLDevice  # noqa: E402
+from vtabench.drivers.opencl.errors import (KernelBuildError, KernelRunError,  # noqa: E402
+                                            OpenCLError)
+from vtabench.drivers.opencl.kernel import (ENV_VARIANT, GROUP_KERNEL_PATH,  # noqa: E402
+                                            GROUP_SIZE_CPU, choose_variant, group_build_options,
+                                            group_local_bytes)
+from vtabench.drivers.opencl.platforms import select_device  # noqa: E402
 from vtabench.fsim import Fsim  # noqa: E402
 
 pytestmark = pytest.mark.opencl
@@ -55,32 +65,32 @@ MEM_BYTES = 4 << 20
 
 
 
-_DEVICES: dict[tuple[str, str], ob.OpenCLDevice] = {}
+_DEVICES: dict[tuple[str, str], OpenCLDevice] = {}
 
 
-def device(cfg_name: str, variant: str = "group") -> ob.OpenCLDevice:
+def device(cfg_name: str, variant: str = "group") -> OpenCLDevice:
     """One device (one kernel build) per configuration and variant per session."""
     if (cfg_name, variant) not in _DEVICES:
-        _DEVICES[cfg_name, variant] = ob.OpenCLDevice(load_config(cfg_name), MEM_BYTES,
+        _DEVICES[cfg_name, variant] = OpenCLDevice(load_config(cfg_name), MEM_BYTES,
                                                       platform=PLATFORM, variant=variant)
     return _DEVICES[cfg_name, variant]
 
 
-def expected(cfg: Config, prog: TestProgram) -> np.ndarray:
+def expected(cfg: Config, prog: Program) -> np.ndarray:
     ref = prog.dram.copy()
     Fsim(cfg).run(prog.insns, ref)
     return ref
 
 
-def assert_same(prog: TestProgram, cfg: Config, ref: np.ndarray, got: np.ndarray) -> None:
+def assert_same(prog: Program, cfg: Config, ref: np.ndarray, got: np.ndarray) -> None:
     if not np.array_equal(ref, got):
         diff = np.flatnonzero(ref != got)
         pytest.fail(f"{prog.name} ({cfg.name}): {diff.size} bytes differ from fsim, first at "
                     f"{int(diff[0]):#x}: fsim {int(ref[diff[0]])}, opencl {int(got[diff[0]])}")
 
 
-def check(cfg: Config, prog: TestProgram, variant: str = "group",
-          dev: ob.OpenCLDevice | None = None) -> None:
+def check(cfg: Config, prog: Program, variant: str = "group",
+          dev: OpenCLDevice | None = None) -> None:
     got = prog.dram.copy()
     run_program(dev or device(cfg.name, variant), prog.insns, got, timeout_s=60)
     assert_same(prog, cfg, expected(cfg, prog), got)
@@ -90,7 +100,7 @@ def check(cfg: Config, prog: TestProgram, variant: str = "group",
 # Racy random programs: random instructions over small buffer ranges with random token pairs.
 # ---------------------------------------------------------------------------------------------
 
-def _racy_program(cfg: Config, rng: np.random.Generator, name: str) -> TestProgram:
+def _racy_program(cfg: Config, rng: np.random.Generator, name: str) -> Program:
     for _ in range(200):
         prog = _racy_candidate(cfg, rng, name)
         try:
@@ -101,7 +111,7 @@ def _racy_program(cfg: Config, rng: np.random.Generator, name: str) -> TestProgr
     raise RuntimeError("no valid racy program in 200 tries")
 
 
-def _racy_candidate(cfg: Config, rng: np.random.Generator, name: str) -> TestProgram:
+def _racy_candidate(cfg: Config, rng: np.random.Generator, name: str) -> Program:
     b = ProgramBuilder(cfg)
     r = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
     inp = b.data(MemType.INP, rng.integers(-128, 128, (32, cfg.batch, cfg.block_in)))
@@ -151,7 +161,7 @@ def _racy_candidate(cfg: Config, rng: np.random.Generator, name: str) -> TestPro
     return b.build(name)
 
 
-def _racy(cfg_name: str, seed: int) -> TestProgram:
+def _racy(cfg_name: str, seed: int) -> Program:
     cfg = load_config(cfg_name)
     return _racy_program(cfg, np.random.default_rng(1000 + seed), f"racy_{seed}")
 
@@ -208,7 +218,8 @@ def test_batch_runs_one_program_per_work_group(cfg_name: str) -> None:
              + [random_program(cfg, np.random.default_rng(100 + s)) for s in range(8)])
     assert len(progs) > dev.batch_groups
     images = [p.dram.copy() for p in progs]
-    results = dev.run_programs([(p.insns, img) for p, img in zip(progs, images)], timeout_s=120)
+    results = dev.run_programs([replace(p, dram=img) for p, img in zip(progs, images)],
+                               timeout_s=120)
     for p, img, r in zip(progs, images, results):
         assert not isinstance(r, Exception), f"{p.name}: {r}"
         assert r.stats["batch_programs"] == len(progs) and r.stats["executed"] == len(p.insns)
@@ -222,8 +233,9 @@ def test_batch_reports_each_programs_error() -> None:
     stuck = [Insn(Opcode.GEMM, pop_prev_dep=1, uop_bgn=0, uop_end=0), Insn(Opcode.FINISH)]
     images = [good.dram.copy(), np.zeros(4096, np.uint8), good.dram.copy()]
     results = device("default", "group").run_programs(
-        [(good.insns, images[0]), (stuck, images[1]), (good.insns, images[2])])
-    assert isinstance(results[1], ob.KernelRunError) and results[1].code == ErrorCode.DEADLOCK
+        [replace(good, dram=images[0]), Program("stuck", stuck, images[1]),
+         replace(good, dram=images[2])])
+    assert isinstance(results[1], KernelRunError) and results[1].code == ErrorCode.DEADLOCK
     for k in (0, 2):
         assert not isinstance(results[k], Exception)
         assert_same(good, cfg, expected(cfg, good), images[k])
@@ -233,7 +245,8 @@ def test_item_variant_runs_a_batch_one_program_after_another() -> None:
     cfg = load_config("default")
     progs = [gemm_tiled(cfg, 16, 4, 4), token_order(cfg)]
     images = [p.dram.copy() for p in progs]
-    results = device("default", "item").run_programs([(p.insns, i) for p, i in zip(progs, images)])
+    results = device("default", "item").run_programs([replace(p, dram=i)
+                                                      for p, i in zip(progs, images)])
     assert all("batch_programs" not in r.stats for r in results)  # type: ignore[union-attr]
     for p, img in zip(progs, images):
         assert_same(p, cfg, expected(cfg, p), img)
@@ -244,15 +257,15 @@ def test_variant_by_device_type_and_override(monkeypatch) -> None:  # type: igno
     -DVTA_ONCHIP is an item build; anything else is a one-line error."""
     cfg = load_config("default")
     dev = device("default", "group")
-    assert dev.variant == "group" and dev.group_size == ob.GROUP_SIZE_CPU
-    assert ob.choose_variant(dev.device, None, []) == "group"
-    assert ob.choose_variant(dev.device, None, ["-DVTA_ONCHIP"]) == "item"
-    monkeypatch.setenv(ob.ENV_VARIANT, "item")
-    assert ob.choose_variant(dev.device, None, []) == "item"
-    with pytest.raises(ob.OpenCLError, match="unknown kernel variant 'warp'"):
-        ob.choose_variant(dev.device, "warp", [])
-    with pytest.raises(ob.OpenCLError, match="-DVTA_ONCHIP builds the item variant"):
-        ob.OpenCLDevice(cfg, 1 << 16, platform=PLATFORM, variant="group",
+    assert dev.variant == "group" and dev.group_size == GROUP_SIZE_CPU
+    assert choose_variant(dev.device, None, []) == "group"
+    assert choose_variant(dev.device, None, ["-DVTA_ONCHIP"]) == "item"
+    monkeypatch.setenv(ENV_VARIANT, "item")
+    assert choose_variant(dev.device, None, []) == "item"
+    with pytest.raises(OpenCLError, match="unknown kernel variant 'warp'"):
+        choose_variant(dev.device, "warp", [])
+    with pytest.raises(OpenCLError, match="-DVTA_ONCHIP builds the item variant"):
+        OpenCLDevice(cfg, 1 << 16, platform=PLATFORM, variant="group",
                         build_options=["-DVTA_ONCHIP"])
     assert device("default", "item").variant == "item"
     assert device("default", "item").group_size == 1
@@ -276,11 +289,11 @@ PATH_MUTANTS = {
 @pytest.mark.parametrize("path", list(PATH_MUTANTS))
 def test_group_paths_are_exercised(path: str) -> None:
     old, new, make = PATH_MUTANTS[path]
-    text = ob.GROUP_KERNEL_PATH.read_text()
+    text = GROUP_KERNEL_PATH.read_text()
     assert text.count(old) == 1
     cfg = load_config("default")
     prog = make(cfg)
-    with ob.OpenCLDevice(cfg, 1 << 20, platform=PLATFORM, variant="group",
+    with OpenCLDevice(cfg, 1 << 20, platform=PLATFORM, variant="group",
                          source=text.replace(old, new)) as mutant:
         got = prog.dram.copy()
         run_program(mutant, prog.insns, got, timeout_s=60)
@@ -293,8 +306,8 @@ def test_group_with_the_micro_op_buffer_in_global_memory() -> None:
     cfg = load_config("default")
     dev = device("default", "group")
     assert "-DVTA_LOCAL_UOP" in dev.build_options  # PoCL has room for it
-    text = "#undef VTA_LOCAL_UOP\n" + ob.GROUP_KERNEL_PATH.read_text()
-    with ob.OpenCLDevice(cfg, MEM_BYTES, platform=PLATFORM, variant="group",
+    text = "#undef VTA_LOCAL_UOP\n" + GROUP_KERNEL_PATH.read_text()
+    with OpenCLDevice(cfg, MEM_BYTES, platform=PLATFORM, variant="group",
                          source=text) as dev2:
         for prog in [gemm_tiled(cfg, 16, 4, 4), token_order(cfg)] + [
                 random_program(cfg, np.random.default_rng(s)) for s in range(4)]:
@@ -307,17 +320,17 @@ def test_group_local_memory_policy() -> None:
     uop = cfg.uop_depth * cfg.uop_elem_bytes
 
     # What group_build_options reads of a device: a GPU with 48 KiB of local memory.
-    gpu = SimpleNamespace(type=ob.cl.device_type.GPU, max_work_group_size=1024,
+    gpu = SimpleNamespace(type=cl.device_type.GPU, max_work_group_size=1024,
                           local_mem_size=48 << 10, name="gpu",
                           platform=SimpleNamespace(name="Other"))
-    assert ob.group_local_bytes(cfg, 256) + uop <= gpu.local_mem_size
-    assert ob.group_build_options(gpu, cfg, 256) == ["-DVTA_GROUP_SIZE=256", "-DVTA_LOCAL_UOP"]
-    assert ob.group_build_options(gpu, cfg, None) == ["-DVTA_GROUP_SIZE=1024"]
-    gpu.local_mem_size = ob.group_local_bytes(cfg, 1024) - 1
-    with pytest.raises(ob.OpenCLError, match="needs .* bytes of local memory"):
-        ob.group_build_options(gpu, cfg, None)
-    with pytest.raises(ob.OpenCLError, match="power of two"):
-        ob.group_build_options(gpu, cfg, 96)
+    assert group_local_bytes(cfg, 256) + uop <= gpu.local_mem_size
+    assert group_build_options(gpu, cfg, 256) == ["-DVTA_GROUP_SIZE=256", "-DVTA_LOCAL_UOP"]
+    assert group_build_options(gpu, cfg, None) == ["-DVTA_GROUP_SIZE=1024"]
+    gpu.local_mem_size = group_local_bytes(cfg, 1024) - 1
+    with pytest.raises(OpenCLError, match="needs .* bytes of local memory"):
+        group_build_options(gpu, cfg, None)
+    with pytest.raises(OpenCLError, match="power of two"):
+        group_build_options(gpu, cfg, 96)
 
 
 TINY = {"NAME": "tiny", "LOG_INP_WIDTH": 3, "LOG_WGT_WIDTH": 3, "LOG_ACC_WIDTH": 5,
@@ -331,7 +344,7 @@ def test_two_byte_elements(tmp_path: Path, variant: str) -> None:
     path = tmp_path / "tiny.json"
     path.write_text(json.dumps(TINY))
     cfg = load_config(path)
-    with ob.OpenCLDevice(cfg, 1 << 20, platform=PLATFORM, variant=variant) as dev:
+    with OpenCLDevice(cfg, 1 << 20, platform=PLATFORM, variant=variant) as dev:
         for seed in range(6):
             check(cfg, random_program(cfg, np.random.default_rng(seed)), dev=dev)
 
@@ -381,17 +394,21 @@ def test_smoke_cli_on_pocl(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert "**PASS**" in text and f"{len(smoke_programs(load_config('default')))}/" in text
 
 
-def test_run_raw() -> None:
-    """What `vtabench exec --target opencl` calls."""
+def test_target_batch_function() -> None:
+    """The driver table's batch function of the opencl target (api.run_programs): every image
+    updated in place and equal to fsim's, a program that stops with an error named alone."""
     cfg = load_config("default")
-    prog = gemm_tiled(cfg, 16, 4, 4)
-    ref = prog.dram.copy()
-    Fsim(cfg).run(prog.insns, ref)
-    got = prog.dram.copy()
-    stats = ob.run_raw(cfg, prog.insns, got, seed=1, waves=None, timeout_s=30.0,
-                       platform=PLATFORM)
-    assert np.array_equal(got, ref)
-    assert stats["executed"] == len(prog.insns) and "kernel_s" in stats
+    good = [gemm_tiled(cfg, 16, 4, 4), token_order(cfg)]
+    refs = [expected(cfg, p) for p in good]
+    stuck = Program("stuck", [Insn(Opcode.GEMM, pop_prev_dep=1, uop_bgn=0, uop_end=1,
+                                   iter_out=1, iter_in=1), Insn(Opcode.FINISH)],
+                    np.zeros(4096, np.uint8))
+    progs = [replace(p, dram=p.dram.copy()) for p in good] + [stuck]
+    problems = run_programs("opencl", cfg, progs, timeout_s=60.0, platform=PLATFORM)
+    assert problems[:2] == [None, None]
+    assert problems[2] is not None and describe(ErrorCode.DEADLOCK) in problems[2]
+    for p, ref in zip(progs, refs):
+        assert_same(p, cfg, ref, p.dram)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -399,8 +416,8 @@ def test_run_raw() -> None:
 # ---------------------------------------------------------------------------------------------
 
 def test_missing_platform_lists_available() -> None:
-    with pytest.raises(ob.OpenCLError) as info:
-        ob.OpenCLDevice(load_config("default"), 1 << 16, platform="NoSuchVendor")
+    with pytest.raises(OpenCLError) as info:
+        OpenCLDevice(load_config("default"), 1 << 16, platform="NoSuchVendor")
     msg = str(info.value)
     assert "no OpenCL device matches platform 'NoSuchVendor'" in msg
     assert "available:" in msg and "Portable Computing Language" in msg
@@ -409,24 +426,24 @@ def test_missing_platform_lists_available() -> None:
 def test_missing_platform_from_environment(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("VTA_OPENCL_PLATFORM", "NoSuchVendor")
     monkeypatch.setenv("VTA_OPENCL_DEVICE", "NoSuchCard")
-    with pytest.raises(ob.OpenCLError, match="platform 'NoSuchVendor' and device 'NoSuchCard'"):
-        ob.select_device()
+    with pytest.raises(OpenCLError, match="platform 'NoSuchVendor' and device 'NoSuchCard'"):
+        select_device()
 
 
 def test_kernel_build_failure_has_log() -> None:
     head = "static int dot_row(__global const char *a, __global const char *b, int c) {"
-    assert head in ob.GROUP_KERNEL_PATH.read_text()
-    broken = ob.GROUP_KERNEL_PATH.read_text().replace(head, head + " undeclared_x++;")
-    with pytest.raises(ob.KernelBuildError) as info:
-        ob.OpenCLDevice(load_config("default"), 1 << 16, platform=PLATFORM, source=broken)
+    assert head in GROUP_KERNEL_PATH.read_text()
+    broken = GROUP_KERNEL_PATH.read_text().replace(head, head + " undeclared_x++;")
+    with pytest.raises(KernelBuildError) as info:
+        OpenCLDevice(load_config("default"), 1 << 16, platform=PLATFORM, source=broken)
     err = info.value
     assert "build failed" in str(err) and "CL_BUILD_PROGRAM_FAILURE" in str(err)
     assert "undeclared_x" in err.log and "undeclared_x" in str(err)
 
 
 def test_opencl_errors_carry_status_name() -> None:
-    with pytest.raises(ob.OpenCLError) as info:
-        ob.OpenCLDevice(load_config("default"), 1 << 60, platform=PLATFORM)
+    with pytest.raises(OpenCLError) as info:
+        OpenCLDevice(load_config("default"), 1 << 60, platform=PLATFORM)
     assert info.value.status == "CL_INVALID_BUFFER_SIZE"
     assert "failed: CL_INVALID_BUFFER_SIZE (in create_buffer)" in str(info.value)
 
@@ -440,7 +457,7 @@ def test_run_timeout() -> None:
     b.finish()
     prog = b.build("long_gemm")
     validate_program(cfg, prog.insns, prog.dram)
-    dev = ob.OpenCLDevice(cfg, 1 << 16, platform=PLATFORM)
+    dev = OpenCLDevice(cfg, 1 << 16, platform=PLATFORM)
     try:
         with pytest.raises(RunTimeoutError) as info:
             run_program(dev, prog.insns, prog.dram.copy(), timeout_s=0.05)
@@ -455,7 +472,7 @@ def test_binary_roundtrip_and_config_mismatch() -> None:
     d = device("default")
     binary = d.binary()
     cfg = load_config("default")
-    with ob.OpenCLDevice(cfg, 1 << 20, platform=PLATFORM, binary=binary) as dev2:
+    with OpenCLDevice(cfg, 1 << 20, platform=PLATFORM, binary=binary) as dev2:
         assert (dev2.variant, dev2.group_size) == ("group", d.group_size)  # read from the binary
         prog = gemm_tiled(cfg, 16, 4, 4)
         ref = prog.dram.copy()
@@ -463,8 +480,8 @@ def test_binary_roundtrip_and_config_mismatch() -> None:
         got = prog.dram.copy()
         run_program(dev2, prog.insns, got)
         assert np.array_equal(got, ref)
-    with pytest.raises(ob.OpenCLError, match="does not match configuration cloud32"):
-        ob.OpenCLDevice(load_config("cloud32"), 1 << 20, platform=PLATFORM, binary=binary)
+    with pytest.raises(OpenCLError, match="does not match configuration cloud32"):
+        OpenCLDevice(load_config("cloud32"), 1 << 20, platform=PLATFORM, binary=binary)
 
 
 def test_onchip_build_upstream_abi() -> None:
@@ -472,7 +489,7 @@ def test_onchip_build_upstream_abi() -> None:
     FPGA flows build). PoCL 3.0's optimizer crashes on this variant (a PoCL bug: the same source
     runs unoptimized, and the scratch variant runs optimized), hence -cl-opt-disable here."""
     cfg = load_config("default")
-    with ob.OpenCLDevice(cfg, 1 << 20, platform=PLATFORM,
+    with OpenCLDevice(cfg, 1 << 20, platform=PLATFORM,
                          build_options=["-DVTA_ONCHIP", "-cl-opt-disable"]) as dev:
         assert dev.num_args == 8 and dev.onchip
         for prog in [token_order(cfg), gemm_tiled(cfg, 16, 4, 4)] + directed_programs(cfg)[:3]:
@@ -500,7 +517,7 @@ def _raw_run(cfg: Config, insns: list[Insn], variant: str,  # type: ignore[no-un
 def test_kernel_reports_deadlock(variant: str) -> None:
     cfg = load_config("default")
     insns = [Insn(Opcode.GEMM, pop_prev_dep=1, uop_bgn=0, uop_end=0), Insn(Opcode.FINISH)]
-    with pytest.raises(ob.KernelRunError, match="deadlock.*instruction 0 waits forever for a "
+    with pytest.raises(KernelRunError, match="deadlock.*instruction 0 waits forever for a "
                                                 "token in token queue l2g") as info:
         _raw_run(cfg, insns, variant)
     assert (info.value.code, info.value.index) == (ErrorCode.DEADLOCK, 0)
@@ -514,7 +531,7 @@ def test_illegal_memory_type_of_a_no_op(variant: str, opcode: Opcode,
     """A LOAD / STORE that moves nothing (x_size 0) still has its memory type checked."""
     cfg = load_config("default")
     insns = [Insn(opcode, memory_type=memory_type), Insn(Opcode.FINISH)]
-    with pytest.raises(ob.KernelRunError) as info:
+    with pytest.raises(KernelRunError) as info:
         _raw_run(cfg, insns, variant)
     assert (info.value.code, info.value.index, info.value.arg) == (ErrorCode.MEM_TYPE, 0,
                                                                    memory_type)
@@ -525,7 +542,7 @@ def test_kernel_guards_dram_range(variant: str) -> None:
     cfg = load_config("default")
     insns = [Insn(Opcode.LOAD, memory_type=MemType.ACC, dram_base=(MEM_BYTES // 64), y_size=1,
                   x_size=1, x_stride=1), Insn(Opcode.FINISH)]
-    with pytest.raises(ob.KernelRunError, match=re.escape(f"{describe(ErrorCode.DRAM_RANGE)}: "
+    with pytest.raises(KernelRunError, match=re.escape(f"{describe(ErrorCode.DRAM_RANGE)}: "
                                                           "instruction 0")) as info:
         _raw_run(cfg, insns, variant)
     assert info.value.code == ErrorCode.DRAM_RANGE

@@ -28,7 +28,7 @@ from vtabench.verify.regress.diff import (Observation, check, compare, first_mis
                                           golden_image, run_on_target)
 from vtabench.rtl.coverage import RtlCoverage
 from vtabench.verify.regress.shrink import Shrinker
-from vtabench.verify.run_setup import Outcome
+from vtabench.spec.program import Origin, Outcome
 
 CFG = load_config("default")
 
@@ -160,9 +160,9 @@ def test_every_defect_breaks_one_rule_the_validator_names():
 def test_check_names_everything_wrong():
     """The checks see the code, the index, the state and every DRAM-model counter."""
     legal = generate(CFG, 3, 0)
-    legal = replace(legal, setup=replace(legal.setup, kind="legal", expect={}))
-    illegal = replace(legal, setup=replace(legal.setup, kind="illegal.opcode", expect={
-        "rtl": Outcome(ErrorCode.OPCODE, (5,)), "opencl": None}))
+    legal = replace(legal, origin=Origin("legal"), expect={})
+    illegal = replace(legal, origin=Origin("illegal.opcode"), expect={
+        "rtl": Outcome(ErrorCode.OPCODE, (5,)), "opencl": None})
     assert check("rtl", legal, Observation("done")) is None
     assert "timeout" in check("rtl", legal, Observation("timeout"))
     assert "expected a clean run, got" in check("rtl", legal, Observation("error", 2, 3))
@@ -181,10 +181,10 @@ def test_check_names_everything_wrong():
 def test_error_cases_are_their_own_reproducers():
     for k in range(200):
         prog = generate(CFG, 5, k)
-        if prog.setup.expect:
+        if prog.expect:
             break
     small = minimise(CFG, prog, "rtl", 5)
-    assert small.insns == prog.insns and small.setup == prog.setup
+    assert small == replace(prog, name=f"{prog.name}-min")
 
 
 kernels_shr = kernels.shr
@@ -250,9 +250,9 @@ def _cases_by_kind() -> tuple[dict, dict]:
     first, kernel = {}, {}
     for k in range(1000):
         prog = generate(CFG, 13, k)
-        kind = prog.setup.kind
+        kind = prog.kind
         first.setdefault(kind, prog)
-        if kind.startswith("illegal.") and prog.setup.expect.get("opencl"):
+        if kind.startswith("illegal.") and prog.expect.get("opencl"):
             kernel.setdefault(kind, prog)
         if set(first) == kinds:
             break
@@ -265,13 +265,13 @@ def test_rtl_bench_reports_what_every_case_kind_expects():
     counters; a clean run's image equal to fsim's). A fault case run without its fault is
     caught: the check expects the error."""
     cases = list(_cases_by_kind()[0].values())
-    assert len(cases) >= 20, sorted(c.setup.kind for c in cases)
-    write = next(c for c in cases if c.setup.kind == "fault.write")
-    unfaulted = replace(write, name="unfaulted", setup=replace(write.setup, knobs={
-        k: v for k, v in write.setup.knobs.items() if k != "wr_err_burst"}))
+    assert len(cases) >= 20, sorted(c.kind for c in cases)
+    write = next(c for c in cases if c.kind == "fault.write")
+    unfaulted = replace(write, name="unfaulted", knobs={
+        k: v for k, v in write.knobs.items() if k != "wr_err_burst"})
     images, problems = run_on_target(CFG, "rtl", [*cases, unfaulted], seed=13)
     for prog, img, problem in zip(cases, images, problems):
-        assert problem is None, f"{prog.name} ({prog.setup.kind}): {problem}"
+        assert problem is None, f"{prog.name} ({prog.kind}): {problem}"
         assert compare(CFG, "rtl", prog, golden_image(CFG, prog), img) is None, prog.name
     assert "expected AXI write error (ERR_AXI_WR 0x31)" in problems[-1]
     assert "got no error" in problems[-1]
@@ -281,7 +281,7 @@ def test_rtl_bench_reports_what_every_case_kind_expects():
 def test_opencl_reports_what_illegal_streams_expect():
     """The illegal cases the kernel checks end with the validator's code and index there."""
     cases = list(_cases_by_kind()[1].values())
-    assert len(cases) >= 10, sorted(c.setup.kind for c in cases)
+    assert len(cases) >= 10, sorted(c.kind for c in cases)
     _, problems = run_on_target(CFG, "opencl", cases, seed=13)
     assert problems == [None] * len(cases), [p for p in problems if p]
 

@@ -14,7 +14,7 @@ import pytest
 from vtabench.spec.config import load_config
 from vtabench.spec.isa import Opcode
 from vtabench.spec.isa.asm import assemble
-from vtabench.verify.builder import TestProgram
+from vtabench.spec.program import Program
 from vtabench.verify.regress.diff import run_on_target
 from vtabench.verify.regress.campaign import generate, regress
 from vtabench.verify.regress.shrink import result_is_defined
@@ -50,7 +50,7 @@ def test_padding_mutant_is_caught_and_minimised(tmp_path):
     dram = generate(CFG, seed, index).dram
     validate_program(CFG, small, dram)
     assert result_is_defined(CFG, small, dram)
-    prog = TestProgram("repro", small, dram)
+    prog = Program("repro", small, dram)
     (golden,), _ = run_on_target(CFG, "fsim", [prog], seed=seed)
     (mutant,), _ = run_on_target(CFG, "rtl", [prog], seed=seed,
                                  target_opts={"mutation": PAD_OFF_BY_ONE})

@@ -224,7 +224,8 @@ def test_opencl_runaway_stops_itself(tmp_path, capsys, variant):
     the host raises RunTimeoutError naming the instruction before timeout + OVERRUN_S, also for
     each program of a batch launch (group variant); a normal program is unaffected. ``vtabench exec``: one line, exit 2, no output file."""
     pytest.importorskip("pyopencl")
-    from vtabench.drivers.opencl_backend import OVERRUN_S, OpenCLDevice
+    from vtabench.drivers.opencl.device import OVERRUN_S, OpenCLDevice
+    from vtabench.spec.program import Program
 
     platform = os.environ.get("VTA_TEST_OPENCL_PLATFORM", "Portable")
     timeout = 1.0
@@ -241,9 +242,11 @@ def test_opencl_runaway_stops_itself(tmp_path, capsys, variant):
             assert f"before instruction {info.value.status['insn_index']}:" in str(info.value)
         code, dram = _gemm_loop((16, 16), repeat=4)
         if variant == "group":  # a batch launch: every program stops on its share
-            dev.run_programs([(code, dram.copy())], timeout)  # builds vta_batch (PoCL: seconds)
+            dev.run_programs([Program("loop", [], dram.copy(), code)],
+                             timeout)  # builds vta_batch (PoCL: seconds)
             t0 = time.perf_counter()
-            results = dev.run_programs([(stream[0], stream[1].copy())] * 4, timeout)
+            results = dev.run_programs([Program(f"runaway{k}", [], stream[1].copy(), stream[0])
+                                        for k in range(4)], timeout)
             assert time.perf_counter() - t0 < timeout + OVERRUN_S
             assert all(isinstance(r, RunTimeoutError) for r in results), results
         got, want = dram.copy(), dram.copy()

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 import pytest
 
-from vtabench.verify.builder import TestProgram
 from vtabench.verify.directed import directed_programs
 from vtabench.verify.random_program import random_program
 from vtabench.spec.config import load_config
@@ -38,7 +37,8 @@ from vtabench.verify import perf
 from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.rtl import verilator
 from vtabench.rtl.verilator import build
-from vtabench.rtl.simjob import RawProgram, run_batch
+from vtabench.rtl.simjob import run_batch
+from vtabench.spec.program import Program
 
 if TYPE_CHECKING:
     from conftest import SharedWork
@@ -143,13 +143,13 @@ def run_config_batch(cfg_name: str, seed: int) -> dict[str, dict[str, Any]]:
     build_s = time.monotonic() - t0
     rng = np.random.default_rng(seed)
     knob_rng = random.Random(seed)
-    entries: list[tuple[RawProgram, np.ndarray | None, dict[str, Any]]] = []
+    entries: list[tuple[Program, np.ndarray | None, dict[str, Any]]] = []
 
-    def add(name: str, prog: TestProgram, knobs: dict[str, int] | None = None,
+    def add(name: str, prog: Program, knobs: dict[str, int] | None = None,
             **meta: Any) -> None:
         want = prog.dram.copy()
         Fsim(cfg).run(prog.insns, want)
-        entries.append((RawProgram(name, prog.insns, prog.dram.copy(), knobs=knobs or {}),
+        entries.append((Program(name, prog.insns, prog.dram.copy(), knobs=knobs or {}),
                         want, meta))
 
     for prog in directed_programs(cfg):
@@ -172,16 +172,16 @@ def run_config_batch(cfg_name: str, seed: int) -> dict[str, dict[str, Any]]:
         add(prog.name, prog, beats=beats)
         add(prog.name + "@lat200", prog, {"rd_latency": 200}, beats=beats)
     # Errors: an illegal opcode straight to the core, and SLVERR on the first read of data.
-    entries.append((RawProgram("illegal_opcode", illegal_opcode_program(cfg),
-                               np.zeros(4096, np.uint8), max_cycles=ILLEGAL_MAX_CYCLES), None, {}))
+    entries.append((Program("illegal_opcode", [], np.zeros(4096, np.uint8),
+                            illegal_opcode_program(cfg), max_cycles=ILLEGAL_MAX_CYCLES), None, {}))
     for name, (code, _, _, nbytes) in bad_programs(cfg).items():
-        entries.append((RawProgram(name, code, np.zeros(nbytes, np.uint8),
-                                   max_cycles=ILLEGAL_MAX_CYCLES), None, {}))
-    entries.append((RawProgram("deadlock", deadlock_program(cfg), np.zeros(4096, np.uint8),
-                               max_cycles=DEADLOCK_MAX_CYCLES), None, {}))
+        entries.append((Program(name, [], np.zeros(nbytes, np.uint8), code,
+                                max_cycles=ILLEGAL_MAX_CYCLES), None, {}))
+    entries.append((Program("deadlock", [], np.zeros(4096, np.uint8), deadlock_program(cfg),
+                            max_cycles=DEADLOCK_MAX_CYCLES), None, {}))
     first = directed_programs(cfg)[0]
-    entries.append((RawProgram("axi_read_fault", first.insns, first.dram.copy(),
-                               knobs={"fault_lo": 0, "fault_hi": 64}), None, {}))
+    entries.append((Program("axi_read_fault", first.insns, first.dram.copy(),
+                            knobs={"fault_lo": 0, "fault_hi": 64}), None, {}))
 
     progs = [e[0] for e in entries]
     t1 = time.monotonic()
@@ -206,7 +206,7 @@ def run_cloud64_gemm(seed: int) -> dict[str, Any]:
     prog, macs = perf.gemm_program(cfg, 4, max_iter_out=4)
     want = prog.dram.copy()
     Fsim(cfg).run(prog.insns, want)
-    rp = RawProgram(prog.name, prog.insns, prog.dram.copy())
+    rp = Program(prog.name, prog.insns, prog.dram.copy())
     st = run_batch(cfg, [rp], seed=seed, quiet=True)[0]
     return {"stats": st, "macs": macs, "build_s": round(build_s, 1), "built": b.built,
             **_compare(prog.name, rp.dram, want)}
@@ -231,7 +231,7 @@ def run_waves(seed: int, path: Path, fmt: str | None = None) -> dict[str, Any]:
     prog = directed_programs(cfg)[0]
     want = prog.dram.copy()
     Fsim(cfg).run(prog.insns, want)
-    rp = RawProgram(prog.name, prog.insns, prog.dram.copy())
+    rp = Program(prog.name, prog.insns, prog.dram.copy())
     with waves_format_forced(fmt):
         st = run_batch(cfg, [rp], seed=seed, waves=path, quiet=True)[0]
         built_fmt = verilator.waves_format()

@@ -82,13 +82,14 @@ def test_trace_adds_up_to_the_core_counters(tmp_path):
     bench process: per stage, the spans' busy cycles and count equal the core's busy and retired
     counters (as cocotb read them), in the JSON too; the breakdown parts add up to the cycles."""
     from vtabench.verify.perf import gemm_program
-    from vtabench.rtl.simjob import RawProgram, run_batch
+    from vtabench.rtl.simjob import run_batch
+    from vtabench.spec.program import Program
     from vtabench.verify.directed import directed_programs
     from vtabench.verify.random_program import random_program
 
     programs = [gemm_program(CFG, 2)[0], *list(directed_programs(CFG))[:3]]
     programs += [random_program(CFG, np.random.default_rng([19, k])) for k in range(2)]
-    raw = [RawProgram(f"p{k}", p.insns, p.dram.copy(), knobs={"stall": 60, "rd_latency": 40})
+    raw = [Program(f"p{k}", p.insns, p.dram.copy(), knobs={"stall": 60, "rd_latency": 40})
            for k, p in enumerate(programs)]
     trace = tmp_path / "batch.trace"
     stats = run_batch(CFG, raw, seed=19, trace=trace)

@@ -8,11 +8,17 @@ model, launches, sleeps until done_o (one wake-up per done or per chunk of cycle
 on the per-cycle path; the clock runs in C), then copies the image back and appends one JSON line
 of statistics to the results file. A program that does not finish within its cycle bound (or
 wall-clock limit) is reported as a timeout with the core's status outputs instead of hanging.
+
+The job's ``owner_pid`` is the process that made the job folder and waits for this simulator;
+when it is gone (killed: nothing else would remove the folder), the bench removes the job folder
+and ends the simulator at once, between programs or within a chunk of cycles.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +39,32 @@ DRAM_OUTPUTS = ("dram_rd_beats_o", "dram_wr_beats_o", "dram_rd_bursts_o", "dram_
                 "dram_open_at_done_o")
 #: DRAM knob -> input of vta_tb_top (the knobs and their defaults: vtabench.rtl.simjob).
 KNOB_INPUTS = {**DRAM_KNOB_SIGNALS, **BENCH_KNOB_SIGNALS}
+
+
+def _alive(pid: int | None) -> bool:
+    if pid is None:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's
+    return True
+
+
+class Orphan:
+    """Ends the simulator once the process that owns the job folder is gone, removing the
+    folder first (see the module docstring)."""
+
+    def __init__(self, folder: Path, owner_pid: int | None) -> None:
+        self.folder = folder
+        self.owner_pid = owner_pid
+
+    def check(self) -> None:
+        if not _alive(self.owner_pid):
+            shutil.rmtree(self.folder, ignore_errors=True)
+            os._exit(3)  # no cocotb teardown: it would write results.xml into the folder again
 
 
 def _int(handle: Any) -> int | None:
@@ -62,8 +94,10 @@ class DramImage:
 class CoreTB:
     """Owns the clock, the reset and the DRAM model of vta_tb_top; runs programs one by one."""
 
-    def __init__(self, dut: Any, dram_file: str | Path, clock_ns: int = 10) -> None:
+    def __init__(self, dut: Any, dram_file: str | Path, clock_ns: int = 10,
+                 orphan: Orphan | None = None) -> None:
         self.dut = dut
+        self.orphan = orphan
         self.clock_ns = clock_ns
         self.dram = DramImage(dram_file)
         self.log = dut._log
@@ -120,6 +154,8 @@ class CoreTB:
                 return "timeout", waited
             if timeout_s is not None and time.monotonic() - wall0 > timeout_s:
                 return "wall-timeout", waited
+            if self.orphan is not None:
+                self.orphan.check()
             n = min(chunk, max_cycles - waited)
             await First(RisingEdge(d.done_o), Timer(n * self.clock_ns, unit="ns"))
 
@@ -168,10 +204,12 @@ async def run_job(dut: Any) -> None:
     job_path = Path(str(cocotb.plusargs["vta_job"]))
     job = json.loads(job_path.read_text())
     base = job_path.parent
-    tb = CoreTB(dut, job["dram_file"], job.get("clock_ns", 10))
+    orphan = Orphan(base, job.get("owner_pid"))
+    tb = CoreTB(dut, job["dram_file"], job.get("clock_ns", 10), orphan)
     await tb.start()
     with open(job["results"], "a") as out:
         for i, p in enumerate(job["programs"]):
+            orphan.check()
             image = np.fromfile(base / f"p{i}.img", dtype=np.uint8)
             code = (base / f"p{i}.insn").read_bytes()
             res = await tb.run_program(p, image, code)

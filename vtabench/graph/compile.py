@@ -33,7 +33,7 @@ from vtabench.graph.pack import (
     pack_dense_weight,
     phys_shape,
 )
-from vtabench.graph.package import Package, Program
+from vtabench.graph.package import Package, WaveProgram, wave_program
 from vtabench.graph.record import RecordingDevice
 from vtabench.graph.relax_to_graph import to_graph
 from vtabench.runtime import DeviceBuffer, Runtime
@@ -118,24 +118,24 @@ def compile_graph(g: Graph, cfg: Config, profile: bool = True,
         if log:
             log(f"compiled {u}: {layers[u]['shape']} in {layers[u]['compile_s']} s")
 
-    programs: list[Program] = []
+    programs: list[WaveProgram] = []
     for w in sorted({wave[u] for u in vta_nodes}):
         nodes = [u for u in vta_nodes if wave[u] == w]
         r0 = len(dev.runs)
         for u in nodes:
             ops[u].emit(rt, binds[u])
         rt.sync()
-        programs += [Program(w, insns, nodes) for insns in dev.runs[r0:]]
-    prof: list[Program] = []
+        programs += [wave_program(w, insns, nodes) for insns in dev.runs[r0:]]
+    prof: list[WaveProgram] = []
     if profile and vta_nodes:
         rt_layer = Runtime(dev, sync="layer", insn_capacity=1 << 16)
         for u in vta_nodes:
             r0 = len(dev.runs)
             ops[u].emit(rt_layer, binds[u])
             rt_layer.sync()
-            prof += [Program(wave[u], insns, [u]) for insns in dev.runs[r0:]]
+            prof += [wave_program(wave[u], insns, [u]) for insns in dev.runs[r0:]]
     image = dev.static_ranges()
-    mem = dev.high + sum(len(p.insns) for p in programs + prof) + (1 << 20)
+    mem = dev.high + sum(16 * p.program.count for p in programs + prof) + (1 << 20)
     mem_bytes = 1 << max(24, (mem - 1).bit_length())
     manifest = {
         "nodes": [_node_info(g.nodes[u]) for u in g.topo()],
@@ -149,7 +149,7 @@ def compile_graph(g: Graph, cfg: Config, profile: bool = True,
                     for o in g.outputs],
         "plan_bytes": dev.high,
         "static_bytes": int(sum(d.size for _, d in image)),
-        "stats": {"insns": sum(p.count for p in programs), "syncs_per_inference":
+        "stats": {"insns": sum(p.program.count for p in programs), "syncs_per_inference":
                   len(programs), "uop_uploads": rt.stats.uop_uploads,
                   # conv / Gemm multiply-accumulates of the model, and those VTA runs
                   "macs_conv_gemm": sum(model_macs(g.nodes[u]) for u in units

@@ -91,10 +91,10 @@ class Executor:
                 self.dev.write(self.base + addr, data)
             for plist, out in ((pkg.programs, self.progs), (pkg.profile, self.prof)):
                 for p in plist:
-                    code = relocate(self.cfg, p.insns, self.base)
+                    code = relocate(self.cfg, p.program.encoded(self.cfg), self.base)
                     a = self.dev.alloc(len(code), align=64)
                     self.dev.write(a, np.frombuffer(code, np.uint8))
-                    out.append((a, p.count))
+                    out.append((a, p.program.count))
         self.load = self.dev.counts.minus(c0)
         self.load["wall_s"] = time.perf_counter() - t0
         self.tensors = man["tensors"]

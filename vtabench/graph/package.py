@@ -22,6 +22,7 @@ import tvm
 
 import vtabench
 from vtabench.spec.isa.insn import INSN_BYTES
+from vtabench.spec.program import Program
 
 FORMAT = "vtabench-vtapkg"
 FORMAT_VERSION = 2
@@ -35,16 +36,19 @@ class PackageError(ValueError):
 
 
 @dataclass
-class Program:
-    """One device program: the encoded instructions of one sync."""
+class WaveProgram:
+    """One device program of a wave (one sync) and the nodes it covers. The program is its
+    encoded stream only (``program.code``): its DRAM is the package's image."""
 
     wave: int
-    insns: bytes
-    layers: list[str]  # nodes it covers
+    layers: list[str]
+    program: Program
 
-    @property
-    def count(self) -> int:
-        return len(self.insns) // INSN_BYTES
+
+def wave_program(wave: int, code: bytes, layers: list[str]) -> WaveProgram:
+    """The record of the stream ``code`` of ``wave``, covering ``layers``."""
+    name = f"wave{wave}:{','.join(layers)}"
+    return WaveProgram(wave, layers, Program(name, [], np.zeros(0, np.uint8), code))
 
 
 @dataclass
@@ -57,8 +61,8 @@ class Package:
     manifest: dict[str, Any]
     cpu_mod: Any  # tvm IRModule with one function per CPU wave
     image: list[tuple[int, np.ndarray]]
-    programs: list[Program]
-    profile: list[Program]
+    programs: list[WaveProgram]
+    profile: list[WaveProgram]
     mem_bytes: int
     compile_s: float = 0.0
 
@@ -70,9 +74,9 @@ class Package:
         for i, (_, d) in enumerate(self.image):
             members[f"image/{i}.bin"] = d.tobytes()
         for i, p in enumerate(self.programs):
-            members[f"programs/{i}.bin"] = p.insns
+            members[f"programs/{i}.bin"] = p.program.encoded(cfg)
         for i, p in enumerate(self.profile):
-            members[f"profile/{i}.bin"] = p.insns
+            members[f"profile/{i}.bin"] = p.program.encoded(cfg)
         members[CPU_MEMBER] = tvm.ir.save_json(self.cpu_mod).encode()
         man = dict(self.manifest)
         man.pop(_SEAL, None)
@@ -110,8 +114,8 @@ class Package:
         blobs = {name: members[name] for name in man["members"]}
         image = [(e["addr"], np.frombuffer(blobs[e["file"]], np.uint8).copy())
                  for e in man["image"]]
-        progs = [Program(e["wave"], blobs[e["file"]], e["layers"]) for e in man["programs"]]
-        prof = [Program(e["wave"], blobs[e["file"]], e["layers"]) for e in man["profile"]]
+        progs = [wave_program(e["wave"], blobs[e["file"]], e["layers"]) for e in man["programs"]]
+        prof = [wave_program(e["wave"], blobs[e["file"]], e["layers"]) for e in man["profile"]]
         try:
             cpu = tvm.ir.load_json(blobs[CPU_MEMBER].decode())
         except Exception as exc:  # TVM raises its own error types for a bad module
@@ -128,8 +132,9 @@ class Package:
             raise PackageError(f"{path}: {exc}") from exc
 
 
-def _program_entries(programs: list[Program], folder: str) -> list[dict[str, Any]]:
-    return [{"wave": p.wave, "layers": p.layers, "count": p.count, "file": f"{folder}/{i}.bin"}
+def _program_entries(programs: list[WaveProgram], folder: str) -> list[dict[str, Any]]:
+    return [{"wave": p.wave, "layers": p.layers, "count": p.program.count,
+             "file": f"{folder}/{i}.bin"}
             for i, p in enumerate(programs)]
 
 

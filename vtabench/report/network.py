@@ -22,7 +22,7 @@ from vtabench.spec.isa.insn import Insn, decode_program
 from vtabench.spec.isa.layout import Opcode
 
 if TYPE_CHECKING:
-    from vtabench.graph.package import Package, Program
+    from vtabench.graph.package import Package, WaveProgram
     from vtabench.spec.config import Config
 
 
@@ -36,16 +36,17 @@ def layer_macs(pkg: Package, layers: Sequence[str]) -> int:
     return sum(int(pkg.manifest["layers"][name]["macs"]) for name in layers)
 
 
-def layer_segments(cfg: Config, pkg: Package, program: Program) -> list[Segment]:
+def layer_segments(cfg: Config, pkg: Package, program: WaveProgram) -> list[Segment]:
     """The layers of ``program`` as instruction ranges, or [] when they cannot be told apart
     (see the module docstring)."""
     parts = [q for q in pkg.profile if q.wave == program.wave]
-    insns = decode_program(cfg, program.insns)
+    insns = decode_program(cfg, program.program.encoded(cfg))
     out: list[Segment] = []
     first = 0
     counted: set[str] = set()  # a layer of several profiling programs counts its MACs once
     for k, q in enumerate(parts):
-        stores = [_store_key(i) for i in decode_program(cfg, q.insns) if i.opcode == Opcode.STORE]
+        stores = [_store_key(i) for i in decode_program(cfg, q.program.encoded(cfg))
+                  if i.opcode == Opcode.STORE]
         if not stores:
             return []
         last = next((j for j in range(first, len(insns)) if insns[j].opcode == Opcode.STORE
@@ -77,7 +78,7 @@ def inference_runs(cfg: Config, pkg: Package, runs: int, n_traced: int
             label = f"inference {i + 1}" + (f", wave {p.wave}" if len(order) > 1 else "")
             segs = layer_segments(cfg, pkg, p)
             if not segs and sum(q.wave == p.wave for q in order) == 1:
-                count = len(decode_program(cfg, p.insns))
+                count = p.program.count
                 segs = [Segment(label, 0, count - 1, layer_macs(pkg, p.layers))]
             if segs:
                 segments[len(labels)] = segs

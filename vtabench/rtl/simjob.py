@@ -12,10 +12,11 @@ copies them into a file in /dev/shm that the DPI DRAM model (tb/csrc/dram.cpp) h
 mmap and that Python has mapped with numpy.memmap (the same pages), resets the core, launches it,
 waits for done_o (Python sleeps; the clock runs in C), and copies the image back out.
 
-Image layout of one program: the caller's DRAM image at byte ``dram_base`` (dram_base_i: 0 unless
-the program asks for another, bus-aligned or not; dram_base fields are element indices from it),
-the instruction stream ``insn_pad`` bytes after the next 4 KiB boundary (insn_base_i: any
-16-byte alignment, or a misaligned one), then zero padding and a 4 KiB guard. dram_size_i = the
+Image layout of one program (its :class:`~vtabench.spec.program.Placement`): the caller's DRAM
+image at byte ``dram_base`` (dram_base_i: 0 unless the program asks for another, bus-aligned or
+not; dram_base fields are element indices from it), the instruction stream ``insn_pad`` bytes after
+the next 4 KiB boundary (insn_base_i: any 16-byte alignment, or a misaligned one), then zero
+padding and a 4 KiB guard. dram_size_i = the
 image's size. After the run, bytes outside the image (the bytes before it, instruction area,
 padding, guard) are checked unchanged: ``stray_writes`` counts those that changed.
 """
@@ -31,13 +32,13 @@ import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Self, Sequence
 
 import numpy as np
 
 from vtabench.spec.config import Config
+from vtabench.spec.program import INSN_ALIGN, Program
 from vtabench.rtl.verilator import Build, Mutation, build, waves_format
 from vtabench.workdirs import build_root, results_root
 
@@ -53,7 +54,6 @@ DRAM_KNOB_SIGNALS = {k: f"dram_{k}_i" for k in DRAM_KNOBS}
 BENCH_KNOBS = {"rd_reorder": 0, "wr_err_burst": 0}
 BENCH_KNOB_SIGNALS = {k: f"dram_{k}_i" for k in BENCH_KNOBS}
 CLOCK_NS = 10
-INSN_ALIGN = 4096
 GUARD_BYTES = 4096
 
 
@@ -99,41 +99,8 @@ def log_cause(text: str, exit_status: int | None = None) -> str:
     return "the simulator's log names no error (was it killed?)"
 
 
-@dataclass
-class RawProgram:
-    """One program for :func:`run_batch`. ``insns``: a list of Insn or the encoded bytes (raw
-    bytes skip encoding, so a program with an illegal opcode can reach the core). ``dram`` is
-    updated in place with the image after the run. ``knobs``: DRAM model knobs of this program
-    (DRAM_KNOBS, BENCH_KNOBS). ``dram_base``: the image's bus address (dram_base_i), ``insn_pad``:
-    bytes between the 4 KiB boundary after the image and the instruction stream (see the module
-    docstring)."""
-
-    name: str
-    insns: Any
-    dram: np.ndarray
-    knobs: dict[str, int] = field(default_factory=dict)
-    max_cycles: int | None = None
-    dram_base: int = 0
-    insn_pad: int = 0
-
-
-def _encode(cfg: Config, insns: Any) -> bytes:
-    if isinstance(insns, (bytes, bytearray, memoryview)):
-        return bytes(insns)
-    if isinstance(insns, np.ndarray):
-        return insns.astype(np.uint8, copy=False).tobytes()
-    from vtabench.spec.isa import encode_program
-
-    return encode_program(cfg, list(insns))
-
-
 def _align(n: int, a: int) -> int:
     return (n + a - 1) // a * a
-
-
-def insn_offset(dram_base: int, image_bytes: int, insn_pad: int) -> int:
-    """Bus address of a program's instruction stream (see the module docstring)."""
-    return _align(dram_base + max(image_bytes, 1), INSN_ALIGN) + insn_pad
 
 
 def estimate_cycles(cfg: Config, code: bytes) -> int:
@@ -189,13 +156,64 @@ def waves_file(waves: bool | str | Path | None, default_name: str) -> Path | Non
     return fst
 
 
+#: Where job folders go (when the machine has it): memory, so the DRAM file maps fast.
+SHM_DIR = Path("/dev/shm")
+#: In a job folder's name: the process that owns it (``<prefix>pid<PID>-<random>``).
+_OWNER = re.compile(r"pid(\d+)-[^-]*$")
+#: Tries at removing a job folder while a dying simulator may still write into it.
+_REMOVE_TRIES = 50
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's
+    return True
+
+
+def remove_folder(folder: Path) -> None:
+    """Remove ``folder`` and everything in it, retrying while a writer that is dying (a
+    simulator killed a moment ago) still creates files in it."""
+    for _ in range(_REMOVE_TRIES):
+        shutil.rmtree(folder, ignore_errors=True)
+        if not folder.exists():
+            return
+        time.sleep(0.02)
+
+
+def reap_orphaned_jobs(prefix: str = "vtabench-", where: Path = SHM_DIR) -> list[Path]:
+    """Remove the job folders (``prefix*`` in ``where``) whose owning process is gone: one
+    killed with SIGKILL, or one that died before its ``with`` block ended. Returns them."""
+    if not where.is_dir():
+        return []
+    gone = []
+    for folder in where.glob(f"{prefix}*"):
+        m = _OWNER.search(folder.name)
+        if folder.is_dir() and m and not _alive(int(m.group(1))):
+            remove_folder(folder)
+            gone.append(folder)
+    return gone
+
+
 class SimJob:
     """One simulator run: a job folder (in /dev/shm when there is one) for its files and log,
-    removed on exit unless ``keep`` is set or VTABENCH_KEEP_JOBS is in the environment."""
+    removed on exit unless ``keep`` is set or VTABENCH_KEEP_JOBS is in the environment.
+
+    Every way out removes it: the ``with`` block on any exception (a failing simulator is no
+    exception here; SIGINT and the CLI's SIGTERM unwind the block after the runner has killed
+    and waited for the simulator); the core bench itself when this process dies while the
+    simulator runs (``owner_pid`` in job.json: tb/core/core_bench.py stops and removes the folder);
+    and the next job of any process (:func:`reap_orphaned_jobs`) for a process killed at any other
+    moment. The folder's name carries the owner's PID for that."""
 
     def __init__(self, prefix: str, *, keep: bool = False) -> None:
-        shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
-        self.dir = Path(tempfile.mkdtemp(prefix=prefix, dir=str(shm) if shm else None))
+        reap_orphaned_jobs()
+        shm = SHM_DIR if SHM_DIR.is_dir() else None
+        self.dir = Path(tempfile.mkdtemp(prefix=f"{prefix}pid{os.getpid()}-",
+                                         dir=str(shm) if shm else None))
         self.log = self.dir / "sim.log"
         self.keep = keep
         self.exit_status: int | None = None  # of the simulator process, when it failed
@@ -205,7 +223,7 @@ class SimJob:
 
     def __exit__(self, *exc: object) -> Literal[False]:
         if not self.keep and not os.environ.get("VTABENCH_KEEP_JOBS"):
-            shutil.rmtree(self.dir, ignore_errors=True)
+            remove_folder(self.dir)
         return False
 
     def simulate(self, b: Build, test_module: str, *, seed: int, plusargs: Sequence[str],
@@ -213,8 +231,9 @@ class SimJob:
         """Run cocotb test module ``test_module`` on the simulator ``b`` with the job folder as
         its test directory; returns the wall time. ``rand_init``: every register and memory
         without a reset starts random (seeded). A failing simulator is not an exception here
-        (cocotb raises SystemExit and the like): the caller checks the results it expects and
-        reports :meth:`log_tail`. KeyboardInterrupt passes."""
+        (the runner raises SystemExit or RuntimeError): the caller checks the results it
+        expects and reports :meth:`failure`. Every other exception (KeyboardInterrupt, the
+        CLI's SIGTERM) passes."""
         from cocotb_tools.runner import get_runner
 
         args = list(plusargs)
@@ -227,9 +246,7 @@ class SimJob:
                 build_dir=str(b.build_dir), test_dir=str(self.dir), seed=seed,
                 waves=fst is not None, test_args=["--trace-file", str(fst)] if fst else [],
                 plusargs=args, results_xml=str(self.dir / "results.xml"), log_file=str(self.log))
-        except BaseException as exc:  # noqa: BLE001 - a failing simulator raises SystemExit etc.
-            if isinstance(exc, KeyboardInterrupt):
-                raise
+        except (SystemExit, RuntimeError) as exc:
             status = re.search(r"return code: (-?\d+)", str(exc))  # the runner's RuntimeError
             code = exc.code if isinstance(exc, SystemExit) else None
             self.exit_status = int(status.group(1)) if status else (
@@ -241,27 +258,31 @@ class SimJob:
 
     def failure(self) -> str:
         """Why the run failed (:func:`log_cause`) and where its full log is kept: a copy in
-        :func:`failed_logs_dir`, named after the job folder (which is removed)."""
+        :func:`failed_logs_dir`, named after the job folder (which is removed). When the copy
+        cannot be written, the log's last lines instead."""
         if not self.log.exists():
             return f"the simulator wrote no log ({self.dir})"
         text = self.log.read_text(errors="replace")
+        cause = log_cause(text, self.exit_status)
         kept = failed_logs_dir() / f"{self.dir.name}.log"
         try:
             kept.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(self.log, kept)
-        except OSError:
-            kept = self.log
-            self.keep = True
-        return f"{log_cause(text, self.exit_status)}; full log: {kept}"
+        except OSError as exc:
+            return f"{cause}; the log could not be kept ({exc}); its end:\n{text[-2000:]}"
+        return f"{cause}; full log: {kept}"
 
 
-def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None = None,
+def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = None,
               waves: bool | str | Path | None = None, timeout_s: float | None = None,
               validate: bool = True, quiet: bool = False, stub: bool = False,
               knobs: dict[str, int] | None = None, keep: bool = False,
               coverage: Path | None = None, mutation: Mutation | None = None,
               trace: Path | None = None, **opts: Any) -> list[dict[str, Any]]:
-    """Run ``programs`` in one simulator process; returns one stats dict per program.
+    """Run ``programs`` in one simulator process, each with its placement, DRAM knobs and cycle
+    bound; returns one stats dict per program and updates each program's ``dram`` in place with
+    its image after the run. ``stub``: the bench's stand-in core (the DRAM model's self-test):
+    each program's ``code`` is whatever that core reads, never validated.
 
     seed: the DRAM model's back-pressure seed (and COCOTB_RANDOM_SEED); random when None, always
     printed. waves: True or a path: write an FST there (default results/waves/<config>-<seed>.fst)
@@ -292,17 +313,18 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
             dram = p.dram
             if not (isinstance(dram, np.ndarray) and dram.dtype == np.uint8 and dram.ndim == 1):
                 raise TypeError(f"{p.name}: dram must be a 1-D uint8 numpy array")
-            code = _encode(cfg, p.insns) if not stub else bytes(p.insns)
+            code = p.encoded(cfg)
             if validate and not stub:
                 from vtabench.spec.isa import decode_program
                 from vtabench.spec.validate import validate_program
 
-                validate_program(cfg, list(p.insns) if not isinstance(p.insns, (bytes, bytearray))
-                                 else decode_program(cfg, code), dram)
-            if not 0 <= p.insn_pad < INSN_ALIGN or p.dram_base < 0:
-                raise ValueError(f"{p.name}: insn_pad {p.insn_pad} outside [0, {INSN_ALIGN}) or "
-                                 f"dram_base {p.dram_base} negative")
-            insn_off = insn_offset(p.dram_base, len(dram), p.insn_pad)
+                validate_program(cfg, p.insns if p.code is None else decode_program(cfg, code),
+                                 dram)
+            at = p.placement
+            if not 0 <= at.insn_pad < INSN_ALIGN or at.dram_base < 0:
+                raise ValueError(f"{p.name}: insn_pad {at.insn_pad} outside [0, {INSN_ALIGN}) or "
+                                 f"dram_base {at.dram_base} negative")
+            insn_off = at.insn_offset(len(dram))
             total = _align(insn_off + len(code), INSN_ALIGN) + GUARD_BYTES
             max_total = max(max_total, total)
             (job_dir / f"p{i}.img").write_bytes(dram.tobytes())
@@ -315,7 +337,7 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
                 raise TypeError(f"unknown DRAM knob(s) {', '.join(sorted(bad))}")
             max_cycles = p.max_cycles or opts.get("max_cycles") or estimate_cycles(cfg, code)
             manifest.append({
-                "name": p.name, "image_offset": p.dram_base, "image_bytes": len(dram),
+                "name": p.name, "image_offset": at.dram_base, "image_bytes": len(dram),
                 "insn_offset": insn_off,
                 "insn_count": len(code) // 16, "total_bytes": total,
                 "dram_size": int(opts.get("dram_size", len(dram))),
@@ -326,7 +348,7 @@ def run_batch(cfg: Config, programs: Sequence[RawProgram], *, seed: int | None =
         with open(dram_file, "wb") as f:
             f.truncate(max_total)
         job = {"dram_file": str(dram_file), "programs": manifest, "clock_ns": CLOCK_NS,
-               "results": str(job_dir / "results.jsonl")}
+               "results": str(job_dir / "results.jsonl"), "owner_pid": os.getpid()}
         (job_dir / "job.json").write_text(json.dumps(job, indent=1))
 
         fst = waves_file(waves, f"{cfg.name}-{seed}.fst")

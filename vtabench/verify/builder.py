@@ -1,9 +1,9 @@
-"""A builder to write VTA test programs tersely, and the program they produce.
+"""A builder to write VTA test programs tersely.
 
 :class:`ProgramBuilder` appends instructions and lays data (tiles, micro-op tables) out in a DRAM
-image; :class:`TestProgram` is a program with the DRAM image it runs against. The tile generators
-(:func:`random_tiles`, :func:`extreme_acc`) give data in the builder's tile shapes. Sizes derive
-from the configuration, so programs written with the builder work for every configuration.
+image; :meth:`ProgramBuilder.build` makes the :class:`~vtabench.spec.program.Program` of both.
+The tile generators (:func:`random_tiles`, :func:`extreme_acc`) give data in the builder's tile
+shapes. Sizes derive from the configuration, so programs written with the builder work for every configuration.
 """
 
 from __future__ import annotations
@@ -15,20 +15,10 @@ import numpy as np
 from vtabench.spec.config import Config
 from vtabench.spec.isa.insn import Insn, encode_uops
 from vtabench.spec.isa.layout import AluOp, MemType, Opcode, mem_elem_bytes
+from vtabench.spec.program import Program
 
 INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1
-
-
-@dataclass
-class TestProgram:
-    """A program and the DRAM image (from byte 0) it runs against."""
-
-    __test__ = False  # not a pytest class
-
-    name: str
-    insns: list[Insn]
-    dram: np.ndarray  # uint8
 
 
 @dataclass(frozen=True)
@@ -152,9 +142,9 @@ class ProgramBuilder:
     def finish(self) -> int:
         return self.emit(Insn(Opcode.FINISH))
 
-    def build(self, name: str) -> TestProgram:
+    def build(self, name: str) -> Program:
         dram = np.frombuffer(bytes(self._dram), np.uint8).copy()
-        return TestProgram(name, list(self.insns), dram)
+        return Program(name, list(self.insns), dram)
 
     # --- idioms ---------------------------------------------------------------------------------
     def store_acc32(self, acc: int, count: int, scratch: int, uop_slot: int) -> int:

@@ -10,11 +10,11 @@ import numpy as np
 
 from vtabench.spec.config import Config
 from vtabench.spec.isa.layout import AluOp, MemType
+from vtabench.spec.program import Program
 from vtabench.verify.builder import (
     INT32_MAX,
     INT32_MIN,
     ProgramBuilder,
-    TestProgram,
     Tokens,
     extreme_acc,
     random_tiles,
@@ -25,7 +25,7 @@ def _identity_wgt(cfg: Config) -> np.ndarray:
     return np.eye(cfg.block_out, cfg.block_in, dtype=np.int8)[None]
 
 
-def _gemm_loops(cfg: Config, rng: np.random.Generator) -> TestProgram:
+def _gemm_loops(cfg: Config, rng: np.random.Generator) -> Program:
     """GEMM with both loop levels, factors on dst, src and wgt, and a strided 2-D WGT load."""
     p = ProgramBuilder(cfg)
     n_inp, n_wgt = 24, 8
@@ -49,7 +49,7 @@ def _gemm_loops(cfg: Config, rng: np.random.Generator) -> TestProgram:
     return p.build("gemm_loops")
 
 
-def _gemm_reset(cfg: Config, rng: np.random.Generator) -> TestProgram:
+def _gemm_reset(cfg: Config, rng: np.random.Generator) -> Program:
     """Accumulation onto loaded acc values, then a reset of part of it (acc and out to 0)."""
     p = ProgramBuilder(cfg)
     acc = p.data(MemType.ACC, extreme_acc(cfg, rng, 6))
@@ -70,7 +70,7 @@ def _gemm_reset(cfg: Config, rng: np.random.Generator) -> TestProgram:
     return p.build("gemm_reset")
 
 
-def _gemm_dst_repeat(cfg: Config, rng: np.random.Generator) -> TestProgram:
+def _gemm_dst_repeat(cfg: Config, rng: np.random.Generator) -> Program:
     """A dst repeated in consecutive micro-ops (distance 1) and at distance 2, and an inner-loop
     reduction (dst_factor_in = 0)."""
     p = ProgramBuilder(cfg)
@@ -95,7 +95,7 @@ SHIFT_AMOUNTS = (0, 1, 7, 31, 32, 33, 40, 32767, -1, -8, -31, -32, -33, -40, -32
 IMM_VALUES = (0, 1, -1, 7, -7, 255, -256, 32767, -32768)
 
 
-def _alu_imm(cfg: Config, rng: np.random.Generator, op: AluOp) -> TestProgram:
+def _alu_imm(cfg: Config, rng: np.random.Generator, op: AluOp) -> Program:
     """One ALU op with an immediate operand, one instruction per immediate, over int32 corner
     values; SHR takes every class of shift amount (negative, >= 32, <= -32)."""
     imms = SHIFT_AMOUNTS if op == AluOp.SHR else IMM_VALUES
@@ -114,7 +114,7 @@ def _alu_imm(cfg: Config, rng: np.random.Generator, op: AluOp) -> TestProgram:
     return p.build(f"alu_{op.name.lower()}_imm")
 
 
-def _alu_tensor(cfg: Config, rng: np.random.Generator, op: AluOp) -> TestProgram:
+def _alu_tensor(cfg: Config, rng: np.random.Generator, op: AluOp) -> Program:
     """One ALU op with acc operands, both loop levels, operands from corner values (and, for
     SHR, shift amounts of every class), and in-order iterations: a second pass where each
     iteration reads the dst its predecessor wrote (a running chain)."""
@@ -140,7 +140,7 @@ def _alu_tensor(cfg: Config, rng: np.random.Generator, op: AluOp) -> TestProgram
     return p.build(f"alu_{op.name.lower()}_tensor")
 
 
-def _alu_hazards(cfg: Config, rng: np.random.Generator) -> TestProgram:
+def _alu_hazards(cfg: Config, rng: np.random.Generator) -> Program:
     """ALU iterations that depend on each other: a dst repeated (ADD imm applied repeatedly), a
     reduction in the inner loop (MAX into one dst), and a write-after-read (each iteration reads
     a slot a later one overwrites)."""
@@ -163,7 +163,7 @@ def _alu_hazards(cfg: Config, rng: np.random.Generator) -> TestProgram:
     return p.build("alu_hazards")
 
 
-def _load_pad(cfg: Config, rng: np.random.Generator, mem: MemType) -> TestProgram:
+def _load_pad(cfg: Config, rng: np.random.Generator, mem: MemType) -> Program:
     """A padded 2-D load over a region first filled with nonzero data (so a pad that skips its
     element instead of writing zero shows), with a different amount on each side. INP is
     observed through an identity-weight GEMM; ACC and ACC_8BIT through all 32 bits."""
@@ -197,7 +197,7 @@ def _load_pad(cfg: Config, rng: np.random.Generator, mem: MemType) -> TestProgra
     return p.build(f"load_pad_{mem.name.lower()}")
 
 
-def _load_store_2d(cfg: Config, rng: np.random.Generator) -> TestProgram:
+def _load_store_2d(cfg: Config, rng: np.random.Generator) -> Program:
     """Strided 2-D INP load and strided 2-D STORE (DRAM gaps between rows stay untouched),
     narrowing of GEMM results, and a one-row STORE at an odd element offset."""
     p = ProgramBuilder(cfg)
@@ -216,7 +216,7 @@ def _load_store_2d(cfg: Config, rng: np.random.Generator) -> TestProgram:
     return p.build("load_store_2d")
 
 
-def _tokens(cfg: Config, rng: np.random.Generator) -> TestProgram:
+def _tokens(cfg: Config, rng: np.random.Generator) -> Program:
     """Results that depend on the tokens being honoured.
 
     One inp slot is reloaded for every chunk: a load may only overwrite it after compute used
@@ -241,9 +241,9 @@ def _tokens(cfg: Config, rng: np.random.Generator) -> TestProgram:
     return p.build("tokens")
 
 
-def directed_programs(cfg: Config) -> list[TestProgram]:
+def directed_programs(cfg: Config) -> list[Program]:
     """Small deterministic programs covering every instruction kind's semantics."""
-    makers: list[tuple[int, Callable[[np.random.Generator], TestProgram]]] = [
+    makers: list[tuple[int, Callable[[np.random.Generator], Program]]] = [
         (1, lambda r: _gemm_loops(cfg, r)),
         (2, lambda r: _gemm_reset(cfg, r)),
         (3, lambda r: _gemm_dst_repeat(cfg, r)),

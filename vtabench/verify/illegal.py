@@ -32,7 +32,7 @@ from vtabench.spec.isa.insn import (INSN_BYTES, Insn, decode_program, decode_uop
 from vtabench.spec.isa.layout import MemType, Opcode, insn_layout, mem_depth, mem_elem_bytes
 from vtabench.spec.tokens import POP_QUEUES, PUSH_QUEUES, stage_of
 from vtabench.spec.validate import PAD_FIELDS, TOKEN_FLAGS, ValidationError, validate_binary
-from vtabench.verify.run_setup import Outcome
+from vtabench.spec.program import Outcome
 
 #: The targets of an expectation only the RTL checks (the others do not run the stream).
 RTL_ONLY = {"opencl": None}

@@ -203,7 +203,8 @@ def _prepare(kind: str, mutant: Mutant, text: str, settings: Settings) -> dict[s
         mutation = Mutation(mutant.file, mutant.old, mutant.new)
         build(cfg, mutation=mutation)
         return {"mutation": mutation}
-    from vtabench.drivers.opencl_backend import ISA_HEADER, KERNEL_PATH, OpenCLDevice
+    from vtabench.drivers.opencl.device import OpenCLDevice
+    from vtabench.drivers.opencl.kernel import ISA_HEADER, KERNEL_PATH
 
     # the device option that replaces the file: the kernel's source, or the ISA header it includes
     option = {KERNEL_PATH.name: "source", ISA_HEADER.name: "isa_header"}.get(mutant.file)
@@ -261,7 +262,7 @@ def _hunt(target: str, opts: dict[str, Any], settings: Settings,
 
 
 def first_failure(results: list[Any]) -> tuple[list[int], str] | None:
-    """The failure a chunk's program results (campaign.ProgramResult) show, if any: the first
+    """The failure a chunk's program results (campaign.ProgramVerdict) show, if any: the first
     failing program and why; or, when every failing program carries the same error (the target
     failed the whole chunk: a simulator stopped by an assertion gives fewer results than
     programs), all of them, so that the kill counts only if the original passes them all."""

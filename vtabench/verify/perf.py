@@ -13,7 +13,8 @@ import numpy as np
 
 from vtabench.spec.config import Config
 from vtabench.spec.isa.layout import AluOp, MemType
-from vtabench.verify.builder import ProgramBuilder, TestProgram, Tokens
+from vtabench.spec.program import Program
+from vtabench.verify.builder import ProgramBuilder, Tokens
 
 N_UOP = 64  # micro-ops of the measured kernel
 ITER_IN = 16  # inner loop: dst advances by N_UOP, so 1024 acc tiles are written per outer pass
@@ -21,7 +22,7 @@ WGT_STEP = 16  # wgt tiles per outer pass
 
 
 def gemm_program(cfg: Config, iter_out: int, seed: int = 0, max_iter_out: int = 24,
-                 repeat: int = 1) -> tuple[TestProgram, int]:
+                 repeat: int = 1) -> tuple[Program, int]:
     """GEMM-bound program: returns (program, MACs of its measured GEMM).
 
     A 64-micro-op kernel (dst u, src u, wgt u % 16) runs iter_out x 16 times: dst = u + 64*i1,
@@ -57,7 +58,7 @@ def gemm_program(cfg: Config, iter_out: int, seed: int = 0, max_iter_out: int = 
     return p.build(name), macs
 
 
-def alu_program(cfg: Config, iter_out: int, seed: int = 0) -> tuple[TestProgram, int]:
+def alu_program(cfg: Config, iter_out: int, seed: int = 0) -> tuple[Program, int]:
     """ALU-bound program (tensor ADD over 64 micro-ops x iter_out x 16): returns (program,
     micro-op iterations of the measured ALU instruction)."""
     rng = np.random.default_rng(seed)
@@ -77,7 +78,7 @@ def alu_program(cfg: Config, iter_out: int, seed: int = 0) -> tuple[TestProgram,
     return p.build(f"perf_alu_{iter_out}"), iter_out * ITER_IN * N_UOP
 
 
-def load_program(cfg: Config, n_tiles: int, seed: int = 0) -> tuple[TestProgram, int]:
+def load_program(cfg: Config, n_tiles: int, seed: int = 0) -> tuple[Program, int]:
     """Load-bound program: one LOAD WGT of n_tiles contiguous tiles; returns (program, bus beats
     of that load: AXI_DATA_BITS / 8 bytes each)."""
     n_tiles = min(n_tiles, cfg.wgt_depth)

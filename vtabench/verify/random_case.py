@@ -1,7 +1,8 @@
 """Regression cases: a random program and how the bench runs it, or a deliberately broken one.
 
 :func:`random_case` draws a valid program (:func:`~vtabench.verify.random_program.random_program`)
-and a :class:`~vtabench.verify.run_setup.RunSetup` for it:
+and how the bench runs it (the :class:`~vtabench.spec.program.Program`'s knobs, placement and
+expected outcomes):
 
 - memory timing (:func:`random_timing`): read and write latency, read bandwidth gaps, random
   back-pressure on every channel, reads served out of order across IDs; or the default ideal
@@ -15,7 +16,7 @@ and a :class:`~vtabench.verify.run_setup.RunSetup` for it:
   stream (:mod:`vtabench.verify.illegal`: code and index from the validator).
 
 Response errors and placement are the core bench's: other targets run the program as a valid
-one (their :class:`~vtabench.verify.run_setup.Outcome` is a clean run).
+one (their :class:`~vtabench.spec.program.Outcome` is a clean run).
 """
 
 from __future__ import annotations
@@ -28,11 +29,9 @@ from vtabench.spec.config import Config
 from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.isa.insn import Insn, decode_program
 from vtabench.spec.isa.layout import MemType, Opcode, mem_elem_bytes
-from vtabench.rtl.simjob import INSN_ALIGN, insn_offset
-from vtabench.verify.builder import TestProgram
+from vtabench.spec.program import INSN_ALIGN, Origin, Outcome, Placement, Program
 from vtabench.verify.illegal import DEFECTS, expected_outcomes
 from vtabench.verify.random_program import random_program
-from vtabench.verify.run_setup import Outcome, RandomProgram, RunSetup
 
 #: Kinds of case beside ``legal`` and their share of the cases (``illegal`` covers every defect).
 KINDS = {"illegal": 0.16, "fault.read": 0.05, "fault.fetch": 0.03, "fault.write": 0.05,
@@ -59,46 +58,41 @@ def random_timing(rng: np.random.Generator) -> dict[str, int]:
             "rd_reorder": int(rng.random() < 0.5)}
 
 
-def random_case(cfg: Config, rng: np.random.Generator) -> RandomProgram:
+def random_case(cfg: Config, rng: np.random.Generator) -> Program:
     """A random program with a random run setup (see the module docstring)."""
     body = random_program(cfg, rng)
-    setup = RunSetup(knobs=random_timing(rng),
-                     dram_base=cfg.bus_bytes * int(rng.integers(1, 64))
-                     if rng.random() < MOVED_IMAGE else 0,
-                     insn_pad=16 * int(rng.integers(0, INSN_ALIGN // 16)))
+    case = replace(body, knobs=random_timing(rng), origin=Origin(),
+                   placement=Placement(dram_base=cfg.bus_bytes * int(rng.integers(1, 64))
+                                       if rng.random() < MOVED_IMAGE else 0,
+                                       insn_pad=16 * int(rng.integers(0, INSN_ALIGN // 16))))
     r, kind = rng.random(), "legal"
     for name, share in KINDS.items():
         if r < share:
             kind = name
             break
         r -= share
-    insns = body.insns
+    at = case.placement
     if kind == "illegal":
-        broken = _illegal(cfg, body, rng)
-        if broken is not None:
-            setup, insns = _with(setup, broken[0]), broken[1]
+        case = _illegal(cfg, case, rng) or case
     elif kind.startswith("fault."):
-        setup = _fault(cfg, body, setup, kind, rng)
+        case = _fault(cfg, case, kind, rng)
     elif kind == "align.insn":
-        setup = replace(setup, kind=kind, insn_pad=setup.insn_pad + int(rng.integers(1, 16)),
-                        expect={"rtl": Outcome(ErrorCode.ALIGN, (0,))})
+        case = replace(case, origin=Origin(kind),
+                       placement=replace(at, insn_pad=at.insn_pad + int(rng.integers(1, 16))),
+                       expect={"rtl": Outcome(ErrorCode.ALIGN, (0,))})
     elif kind == "align.dram":
-        setup = replace(setup, kind=kind,
-                        dram_base=setup.dram_base + int(rng.integers(1, cfg.bus_bytes)),
-                        expect={"rtl": Outcome(ErrorCode.ALIGN, (0,))})
-    return RandomProgram(body.name, insns, body.dram, setup)
+        case = replace(case, origin=Origin(kind),
+                       placement=replace(at, dram_base=at.dram_base
+                                         + int(rng.integers(1, cfg.bus_bytes))),
+                       expect={"rtl": Outcome(ErrorCode.ALIGN, (0,))})
+    return case
 
 
-def _with(setup: RunSetup, broken: RunSetup) -> RunSetup:
-    return replace(setup, kind=broken.kind, code=broken.code, expect=broken.expect)
-
-
-def _illegal(cfg: Config, body: TestProgram,
-             rng: np.random.Generator) -> tuple[RunSetup, list[Insn]] | None:
+def _illegal(cfg: Config, body: Program, rng: np.random.Generator) -> Program | None:
     """One defect of :data:`~vtabench.verify.illegal.DEFECTS` applied to ``body`` (a few tries:
     a defect needs an instruction it applies to and must break a rule some target checks).
-    Returns the setup part (kind, stream, expectations) and the instructions to report: the
-    broken ones when they decode, else the valid program's."""
+    Returns ``body`` with the broken stream, its expectations, and the instructions to report:
+    the broken ones when they decode, else the valid program's."""
     names = list(DEFECTS)
     for _ in range(8):
         name = names[int(rng.integers(0, len(names)))]
@@ -112,41 +106,41 @@ def _illegal(cfg: Config, body: TestProgram,
             insns = decode_program(cfg, code)
         except ValueError:
             insns = body.insns
-        return RunSetup(kind=f"illegal.{name}", code=code, expect=expect), insns
+        return replace(body, insns=insns, code=code, expect=expect,
+                       origin=Origin(f"illegal.{name}"))
     return None
 
 
-def _fault(cfg: Config, body: TestProgram, setup: RunSetup, kind: str,
-           rng: np.random.Generator) -> RunSetup:
-    """``setup`` with one injected AXI response error of ``kind`` (unchanged when the program
+def _fault(cfg: Config, body: Program, kind: str, rng: np.random.Generator) -> Program:
+    """``body`` with one injected AXI response error of ``kind`` (unchanged when the program
     has nothing to hit)."""
     insns = body.insns
     if kind == "fault.write":
         stores = [i for i, insn in enumerate(insns) if insn.opcode == Opcode.STORE]
         rows = sum(insns[i].y_size for i in stores if insns[i].x_size)
         if not rows:
-            return setup
-        return replace(setup, kind=kind,
-                       knobs={**setup.knobs, "wr_err_burst": int(rng.integers(1, rows + 1))},
+            return body
+        return replace(body, origin=Origin(kind),
+                       knobs={**body.knobs, "wr_err_burst": int(rng.integers(1, rows + 1))},
                        expect={"rtl": Outcome(ErrorCode.AXI_WR, tuple(stores))})
     if kind == "fault.fetch":
-        start = insn_offset(setup.dram_base, body.dram.size, setup.insn_pad)
+        start = body.placement.insn_offset(body.dram.size)
         j = int(rng.integers(0, len(insns)))
         beat = (start + 16 * j) // cfg.bus_bytes * cfg.bus_bytes
         first = max(0, (beat - start) // 16)
-        return replace(setup, kind=kind, knobs={**setup.knobs, "fault_lo": beat,
-                                                "fault_hi": beat + cfg.bus_bytes},
+        return replace(body, origin=Origin(kind), knobs={**body.knobs, "fault_lo": beat,
+                                                         "fault_hi": beat + cfg.bus_bytes},
                        expect={"rtl": Outcome(ErrorCode.AXI_RD, tuple(range(first + 1)))})
     owners = beat_owners(cfg, insns, Opcode.LOAD)
     stored = beat_owners(cfg, insns, Opcode.STORE)
     # the window answers writes with SLVERR too: a beat a STORE writes would fail it first
     alone = [(beat, who) for beat, who in owners.items() if len(who) == 1 and beat not in stored]
     if not alone:
-        return setup
+        return body
     beat, (index,) = alone[int(rng.integers(0, len(alone)))]
-    lo = setup.dram_base + beat * cfg.bus_bytes
-    return replace(setup, kind=kind, knobs={**setup.knobs, "fault_lo": lo,
-                                            "fault_hi": lo + cfg.bus_bytes},
+    lo = body.placement.dram_base + beat * cfg.bus_bytes
+    return replace(body, origin=Origin(kind), knobs={**body.knobs, "fault_lo": lo,
+                                                     "fault_hi": lo + cfg.bus_bytes},
                    expect={"rtl": Outcome(ErrorCode.AXI_RD, (index,))})
 
 

@@ -18,10 +18,10 @@ import numpy as np
 from vtabench.spec.config import CMD_QUEUE_DEPTH, TOKEN_QUEUE_DEPTH, Config
 from vtabench.spec.contracts.stages import QUEUE_ENDS, Stage, TokenQueue
 from vtabench.spec.isa.layout import AluOp, MemType, mem_depth
+from vtabench.spec.program import Program
 from vtabench.verify.builder import (
     NO_TOKENS,
     ProgramBuilder,
-    TestProgram,
     Tokens,
     extreme_acc,
     random_tiles,
@@ -176,7 +176,7 @@ def _padded_between(p: ProgramBuilder, rng: np.random.Generator, mem: MemType, b
     return before + region + after
 
 
-def random_program(cfg: Config, rng: np.random.Generator) -> TestProgram:
+def random_program(cfg: Config, rng: np.random.Generator) -> Program:
     """A valid random program in chunks whose tokens let load, compute and store overlap.
 
     Each chunk loads inp and wgt into one of two buffer halves (load stage), loads acc and runs

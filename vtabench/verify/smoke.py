@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import platform as _platform
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from vtabench.spec.config import Config
 from vtabench.spec.isa.layout import AluOp, MemType
-from vtabench.verify.builder import ProgramBuilder, TestProgram, Tokens
+from vtabench.spec.program import Program
+from vtabench.verify.builder import ProgramBuilder, Tokens
 from vtabench.verify.directed import directed_programs
 
 
@@ -37,7 +38,7 @@ def _rand(cfg: Config, rng: np.random.Generator, mem: MemType, n: int) -> np.nda
     return rng.integers(-128, 128, shape).astype(np.int8)
 
 
-def gemm_tiled(cfg: Config, mt: int, kt: int, nt: int, seed: int = 7) -> TestProgram:
+def gemm_tiled(cfg: Config, mt: int, kt: int, nt: int, seed: int = 7) -> Program:
     """C = A x B^T over mt x kt input tiles and nt x kt weight tiles, then requantized
     (SHR 8, clip to int8) and stored.
 
@@ -80,7 +81,7 @@ def gemm_tiled(cfg: Config, mt: int, kt: int, nt: int, seed: int = 7) -> TestPro
 
 
 def conv1d_padded(cfg: Config, x: int = 32, ci: int = 4, co: int = 4,
-                  seed: int = 11) -> TestProgram:
+                  seed: int = 11) -> Program:
     """A 3-tap 1-D convolution over x positions, ci input and co output channel blocks: the
     input row is loaded with one position of zero padding on each side (x_pad), biases come in
     as ACC_8BIT, the kernel uses both loop levels (iter_out over positions, iter_in over output
@@ -113,7 +114,7 @@ def conv1d_padded(cfg: Config, x: int = 32, ci: int = 4, co: int = 4,
     return p.build(f"conv1d_padded_{x}x{ci}x{co}")
 
 
-def token_order(cfg: Config, seed: int = 5) -> TestProgram:
+def token_order(cfg: Config, seed: int = 5) -> Program:
     """A GEMM placed in the stream *before* the LOAD INP it pops a token from: executing in
     stream order would multiply zeros; the stage/token machine runs the LOAD first."""
     rng = np.random.default_rng(seed)
@@ -132,7 +133,7 @@ def token_order(cfg: Config, seed: int = 5) -> TestProgram:
     return p.build("token_order")
 
 
-def smoke_programs(cfg: Config) -> list[TestProgram]:
+def smoke_programs(cfg: Config) -> list[Program]:
     """The fixed smoke set: directed programs, then the GEMM-heavy ones."""
     return directed_programs(cfg) + [
         token_order(cfg),
@@ -148,7 +149,10 @@ def smoke_programs(cfg: Config) -> list[TestProgram]:
 # ---------------------------------------------------------------------------------------------
 
 @dataclass
-class ProgramResult:
+class SmokeProgramRun:
+    """One program of the smoke set on the device: bit-exact against fsim or not, and the
+    times of both."""
+
     name: str
     insns: int
     dram_bytes: int
@@ -181,7 +185,7 @@ class SmokeReport:
     device_info: dict[str, str]
     host: str
     command: str
-    results: list[ProgramResult] = field(default_factory=list)
+    results: list[SmokeProgramRun] = field(default_factory=list)
     setup_s: float = 0.0
     batch: BatchResult | None = None
 
@@ -239,12 +243,11 @@ def _describe_mismatch(ref: np.ndarray, got: np.ndarray) -> str:
 
 
 def run_smoke(cfg: Config, target: str = "opencl", *, command: str = "",
-              programs: list[TestProgram] | None = None, timeout_s: float = 120.0,
+              programs: list[Program] | None = None, timeout_s: float = 120.0,
               log: Any = print, **opts: Any) -> SmokeReport:
     """Run the smoke set on one device; returns the report (log gets one line per program)."""
     from vtabench.drivers.api import mem_bytes_for, open_device, run_program
     from vtabench.fsim import Fsim
-    from vtabench.spec.isa.insn import encode_program
 
     programs = programs if programs is not None else smoke_programs(cfg)
     mem = max(mem_bytes_for(p.dram.size, 16 * len(p.insns)) for p in programs)
@@ -268,9 +271,9 @@ def run_smoke(cfg: Config, target: str = "opencl", *, command: str = "",
             refs.append(ref)
             gemm_uops = int(getattr(stats, "gemm_uops", 0))
             got = p.dram.copy()
-            code = encode_program(cfg, p.insns)
-            res = ProgramResult(p.name, len(p.insns), p.dram.size, gemm_uops, False, 0.0, None,
-                                fsim_s)
+            code = p.encoded(cfg)
+            res = SmokeProgramRun(p.name, len(p.insns), p.dram.size, gemm_uops, False, 0.0,
+                                  None, fsim_s)
             try:
                 run = run_program(dev, code, got, timeout_s)
                 res.device_s = run.wall_s
@@ -299,13 +302,13 @@ def run_smoke(cfg: Config, target: str = "opencl", *, command: str = "",
     return report
 
 
-def _run_batch(dev: Any, programs: list[TestProgram], refs: list[np.ndarray],
+def _run_batch(dev: Any, programs: list[Program], refs: list[np.ndarray],
                timeout_s: float) -> BatchResult:
     """Every program again in one run_programs call, each image checked against fsim's."""
     images = [p.dram.copy() for p in programs]
     t0 = time.perf_counter()
     try:
-        results = dev.run_programs([(p.insns, img) for p, img in zip(programs, images)],
+        results = dev.run_programs([replace(p, dram=img) for p, img in zip(programs, images)],
                                    timeout_s)
     except Exception as exc:  # noqa: BLE001 - reported as the batch's failure
         return BatchResult(len(programs), 0, time.perf_counter() - t0, None,

@@ -34,13 +34,12 @@ from vtabench.drivers.api import BACKENDS
 from vtabench.spec.config import Config, load_config
 from vtabench.spec.isa.asm import disassemble
 from vtabench.spec.isa.insn import Insn
-from vtabench.verify.builder import TestProgram
+from vtabench.spec.program import Origin, Program
 from vtabench.verify.random_case import random_case
 from vtabench.verify.regress.coverage import FunctionalCoverage
 from vtabench.verify.regress.diff import Mismatch, compare, golden_image, run_on_target
 from vtabench.rtl.coverage import RtlCoverage
 from vtabench.verify.regress.shrink import Shrinker
-from vtabench.verify.run_setup import program_code, setup_of
 
 #: Largest chunk: programs per task (and per simulator process on rtl).
 CHUNK = 100
@@ -52,10 +51,10 @@ SPREAD = 8
 PROGRESS_S = 2.0
 
 
-def generate(cfg: Config, seed: int, index: int) -> TestProgram:
+def generate(cfg: Config, seed: int, index: int) -> Program:
+    """Program ``index`` of the run with ``seed`` (named and marked with both)."""
     prog = random_case(cfg, np.random.default_rng([seed, index]))
-    prog.name = f"rand-{seed}-{index}"
-    return prog
+    return replace(prog, name=f"rand-{seed}-{index}", origin=Origin(prog.kind, seed, index))
 
 
 def chunk_size(count: int) -> int:
@@ -69,7 +68,10 @@ def plan_chunks(indices: Sequence[int], size: int) -> list[list[int]]:
 
 
 @dataclass
-class ProgramResult:
+class ProgramVerdict:
+    """The regression's verdict on one program: what differed from fsim on which target, or
+    why a target did not run it."""
+
     index: int
     name: str
     seconds: float
@@ -81,7 +83,7 @@ class ProgramResult:
 class ChunkResult:
     """What one chunk sends back to the client."""
 
-    results: list[ProgramResult]
+    results: list[ProgramVerdict]
     coverage: dict[str, int]
     rtl_coverage: RtlCoverage | None
     #: file name -> contents: the reproducer files of the chunk's failing programs
@@ -93,7 +95,7 @@ class RegressResult:
     config: str
     seed: int
     targets: list[str]
-    results: list[ProgramResult]
+    results: list[ProgramVerdict]
     coverage: FunctionalCoverage
     seconds: float
     reproducers: dict[str, str] = field(default_factory=dict)
@@ -101,11 +103,11 @@ class RegressResult:
     chunks: int = 0
 
     @property
-    def failed(self) -> list[ProgramResult]:
+    def failed(self) -> list[ProgramVerdict]:
         return [r for r in self.results if r.mismatches or r.error]
 
 
-def golden(cfg: Config, programs: Sequence[TestProgram],
+def golden(cfg: Config, programs: Sequence[Program],
            coverage: FunctionalCoverage) -> list[np.ndarray]:
     """fsim images, sampling functional coverage (static bins and ALU operand values)."""
     images = []
@@ -123,7 +125,7 @@ def run_chunk(cfg: Config, seed: int, indices: list[int], targets: list[str],
     cov = FunctionalCoverage(cfg)
     t0 = time.monotonic()
     expected = golden(cfg, programs, cov)
-    out = [ProgramResult(k, p.name, 0.0) for k, p in zip(indices, programs)]
+    out = [ProgramVerdict(k, p.name, 0.0) for k, p in zip(indices, programs)]
     rtl_cov = None
     with tempfile.TemporaryDirectory(prefix="vtabench-chunk-") as tmp:
         for target in targets:
@@ -155,11 +157,11 @@ def run_chunk(cfg: Config, seed: int, indices: list[int], targets: list[str],
     return ChunkResult(out, dict(cov.hits), rtl_cov, files)
 
 
-def failure_files(cfg: Config, prog: TestProgram) -> dict[str, bytes]:
+def failure_files(cfg: Config, prog: Program) -> dict[str, bytes]:
     """A program's reproducer files: NAME.s (assembly), NAME.bin, NAME.dram.bin."""
     return {f"{prog.name}.s": (f"# {prog.name} (config {cfg.name})\n"
                                + disassemble(cfg, prog.insns, numbered=True)).encode(),
-            f"{prog.name}.bin": program_code(cfg, prog),
+            f"{prog.name}.bin": prog.encoded(cfg),
             f"{prog.name}.dram.bin": prog.dram.tobytes()}
 
 
@@ -169,13 +171,13 @@ def write_files(files: dict[str, bytes], directory: Path) -> None:
         (directory / name).write_bytes(data)
 
 
-def save_failure(cfg: Config, prog: TestProgram, directory: Path) -> Path:
+def save_failure(cfg: Config, prog: Program, directory: Path) -> Path:
     """Write NAME.s, NAME.bin and NAME.dram.bin; returns the .s path."""
     write_files(failure_files(cfg, prog), directory)
     return directory / f"{prog.name}.s"
 
 
-def make_fails_batch(cfg: Config, prog: TestProgram, target: str, seed: int,
+def make_fails_batch(cfg: Config, prog: Program, target: str, seed: int,
                      target_opts: dict[str, Any] | None
                      ) -> Callable[[Sequence[list[Insn]]], list[bool]]:
     """A predicate for the shrinker: which candidate programs (run like ``prog``: same image,
@@ -192,12 +194,12 @@ def make_fails_batch(cfg: Config, prog: TestProgram, target: str, seed: int,
     return fails_batch
 
 
-def minimise(cfg: Config, prog: TestProgram, target: str, seed: int,
+def minimise(cfg: Config, prog: Program, target: str, seed: int,
              target_opts: dict[str, Any] | None = None,
-             log: Callable[[str], None] | None = None) -> TestProgram:
+             log: Callable[[str], None] | None = None) -> Program:
     """A short program that still fails like ``prog`` (``prog`` itself when it must end with an
     error: an illegal stream or an injected response error is its own reproducer)."""
-    if setup_of(prog).expect:
+    if prog.expect:
         return replace(prog, name=f"{prog.name}-min")
     shrinker = Shrinker(cfg, prog.dram, make_fails_batch(cfg, prog, target, seed, target_opts),
                         log=log)
@@ -247,7 +249,7 @@ def regress(config: str, count: int, seed: int, targets: list[str], *, jobs: int
     chunks = plan_chunks(indices, chunk or chunk_size(len(indices)))
     coverage = FunctionalCoverage(cfg)
     rtl_cov = RtlCoverage() if rtl_coverage and "rtl" in others else None
-    by_index: dict[int, ProgramResult] = {}
+    by_index: dict[int, ProgramVerdict] = {}
     t0 = last = time.monotonic()
     where = f"{jobs} local job(s)" if executor is None else "the cluster"
     progress(f"regress: config {cfg.name}, {len(indices)} programs in {len(chunks)} chunk(s), "
@@ -293,7 +295,7 @@ def _minimise_failures(cfg: Config, out: RegressResult, executor: Executor,
                        target_opts: dict[str, dict[str, Any]], save_dir: Path | None,
                        limit: int, progress: Callable[[str], None]) -> None:
     """Minimise the first ``limit`` failures, in parallel on ``executor``."""
-    jobs: dict[Future[Reproducer], tuple[ProgramResult, str]] = {}
+    jobs: dict[Future[Reproducer], tuple[ProgramVerdict, str]] = {}
     for r in out.failed[:limit]:
         target = r.mismatches[0].target if r.mismatches else (r.error or "").split(":")[0]
         jobs[executor.submit(minimise_task, cfg, out.seed, r.index, target,

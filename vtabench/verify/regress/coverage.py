@@ -20,16 +20,15 @@ from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.contracts.stages import TokenQueue
 from vtabench.spec.isa.layout import AluOp, MemType, Opcode, mem_depth, mem_elem_bytes
 from vtabench.spec.tokens import POP_QUEUES, PUSH_QUEUES, Stage, schedule, stage_of
-from vtabench.rtl.simjob import DRAM_KNOBS, INSN_ALIGN, insn_offset
+from vtabench.spec.program import INSN_ALIGN
+from vtabench.rtl.simjob import DRAM_KNOBS
 from vtabench.verify.illegal import DEFECTS
 from vtabench.verify.random_case import KINDS
-from vtabench.verify.run_setup import setup_of
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
     from vtabench.spec.isa.insn import Insn
-    from vtabench.verify.builder import TestProgram
-    from vtabench.verify.run_setup import RunSetup
+    from vtabench.spec.program import Program
 
 PAD_FIELDS = ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")
 PADDED_MEMS = (MemType.INP, MemType.ACC, MemType.ACC_8BIT)
@@ -129,12 +128,11 @@ class FunctionalCoverage:
     def hit(self, name: str) -> None:
         self.hits[name] += 1
 
-    def sample_case(self, prog: TestProgram) -> None:
+    def sample_case(self, prog: Program) -> None:
         """Every static bin of a generated program: its run setup's, and for a valid stream its
         instructions', execution order's and token queues'."""
-        setup = setup_of(prog)
-        self._sample_setup(setup, len(prog.insns), prog.dram.size)
-        if setup.legal:
+        self._sample_setup(prog)
+        if prog.legal:
             order = schedule(prog.insns).order
             self.sample_program(prog.insns, order)
             self._sample_queues(prog.insns, order)
@@ -146,9 +144,10 @@ class FunctionalCoverage:
             self._sample_insn(insn)
         self._sample_order(insns, order)
 
-    def _sample_setup(self, setup: RunSetup, n_insns: int, image_bytes: int) -> None:
-        knobs = {**DRAM_KNOBS, **setup.knobs}
-        if not setup.knobs:
+    def _sample_setup(self, prog: Program) -> None:
+        """The bins of how ``prog`` runs: timing, placement, expected errors, its kind."""
+        knobs = {**DRAM_KNOBS, **prog.knobs}
+        if not prog.knobs:
             self.hit("timing/ideal")
         for k in ("rd_latency", "wr_latency"):
             self.hit(f"timing/{k}.{LATENCY_CLASSES[(knobs[k] > 4) + (knobs[k] >= 100)]}")
@@ -156,25 +155,25 @@ class FunctionalCoverage:
             self.hit("timing/rd_gap")
         if knobs["stall"]:
             self.hit("timing/stall.heavy" if knobs["stall"] >= 128 else "timing/stall.light")
-        if setup.knobs.get("rd_reorder"):
+        if prog.knobs.get("rd_reorder"):
             self.hit("timing/rd_reorder")
-        start = insn_offset(setup.dram_base, image_bytes, setup.insn_pad)
+        start = prog.placement.insn_offset(prog.dram.size)
         if start % 16 == 0:
             self.hit(f"align/insn.lane{start % self.cfg.bus_bytes // 16}")
             if start % (FETCH_GROUP_BEATS * self.cfg.bus_bytes):
                 self.hit("align/insn.mid_group")
-            if start // INSN_ALIGN != (start + 16 * n_insns - 1) // INSN_ALIGN:
+            if start // INSN_ALIGN != (start + 16 * len(prog.insns) - 1) // INSN_ALIGN:
                 self.hit("align/insn.cross_4k")
-        if setup.dram_base:
+        if prog.placement.dram_base:
             self.hit("align/dram_base.moved")
-        for want in setup.expect.values():
+        for want in prog.expect.values():
             if want is not None and want.error != ErrorCode.NONE:
                 self.hit(f"error/{ErrorCode(want.error).name}")
-        group, _, name = setup.kind.partition(".")
+        group, _, name = prog.kind.partition(".")
         if group == "illegal":
             self.hit(f"illegal/{name}")
-        elif setup.kind in KINDS:
-            self.hit(f"case/{setup.kind}")
+        elif prog.kind in KINDS:
+            self.hit(f"case/{prog.kind}")
 
     def _sample_queues(self, insns: Sequence[Insn], order: Sequence[int]) -> None:
         """Queue levels: the most tokens each queue held in ``order`` (pops of an instruction

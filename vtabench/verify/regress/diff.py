@@ -1,8 +1,8 @@
-"""Differential runs: one program on several targets, checked against fsim and its run setup.
+"""Differential runs: one program on several targets, checked against fsim and what it expects.
 
 Everything the bench observes is checked (:func:`check`): the DRAM image (compared with fsim's
 when the run must be clean), the run state, the error code and instruction index (what the
-program's :class:`~vtabench.verify.run_setup.Outcome` says: none, or the code and index of an
+program's :class:`~vtabench.spec.program.Outcome` says: none, or the code and index of an
 illegal stream or an injected response error), and on the RTL the DRAM model's counters:
 protocol errors (a burst across 4 KiB, a wrong WLAST...), error responses of a clean run, bytes
 written outside the image (stray writes) and a done raised while a burst was still open.
@@ -14,7 +14,7 @@ failure points at an instruction before anyone opens a waveform.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
@@ -24,12 +24,11 @@ from vtabench.spec.contracts.errors import ErrorCode, describe
 from vtabench.spec.isa.asm import format_insn
 from vtabench.spec.isa.layout import MemType, Opcode, mem_elem_bytes
 from vtabench.spec.tokens import schedule
-from vtabench.verify.run_setup import program_code, setup_of
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
     from vtabench.spec.isa.insn import Insn
-    from vtabench.verify.builder import TestProgram
+    from vtabench.spec.program import Program
 
 
 @dataclass
@@ -101,35 +100,34 @@ ALWAYS_ZERO = {"dram_proto_err": "AXI protocol error(s) (4 KiB crossing, WLAST, 
                "dram_open_at_done": "done raised while a burst was open"}
 
 
-def golden_image(cfg: Config, prog: TestProgram,
+def golden_image(cfg: Config, prog: Program,
                  observe_alu: Callable[..., None] | None = None) -> np.ndarray:
     """fsim's image after ``prog`` (its input image for an illegal stream, which fsim does not
     run); ``observe_alu`` sees every ALU instruction's operands (functional coverage)."""
     from vtabench.fsim import Fsim
 
     img = prog.dram.copy()
-    if setup_of(prog).legal:
+    if prog.legal:
         Fsim(cfg).run(prog.insns, img, observe_alu=observe_alu)
     return img
 
 
-def compare(cfg: Config, target: str, prog: TestProgram, expected: np.ndarray,
+def compare(cfg: Config, target: str, prog: Program, expected: np.ndarray,
             got: np.ndarray) -> Mismatch | None:
     """The first difference of ``got`` from fsim's image, when ``prog`` must run cleanly on
     ``target`` (after an error the image is whatever the target did until it stopped)."""
-    want = setup_of(prog).outcome(target)
+    want = prog.outcome(target)
     if want is None or want.error != ErrorCode.NONE:
         return None
     return first_mismatch(cfg, target, prog.insns, expected, got)
 
 
-def check(target: str, prog: TestProgram, obs: Observation) -> str | None:
+def check(target: str, prog: Program, obs: Observation) -> str | None:
     """Why ``obs`` is wrong for ``prog`` on ``target`` (None when it is right)."""
-    setup = setup_of(prog)
-    want = setup.outcome(target)
+    want = prog.outcome(target)
     if want is None:
         return None
-    tag = f"{target} [{setup.kind}]"
+    tag = f"{target} [{prog.kind}]"
     if obs.state not in ("done", "error"):
         return f"{tag}: run ended in state {obs.state}{': ' + obs.detail if obs.detail else ''}"
     problems = []
@@ -145,19 +143,19 @@ def check(target: str, prog: TestProgram, obs: Observation) -> str | None:
     return f"{tag}: {'; '.join(problems)}" if problems else None
 
 
-def run_on_target(cfg: Config, target: str, programs: Sequence[TestProgram], *, seed: int,
+def run_on_target(cfg: Config, target: str, programs: Sequence[Program], *, seed: int,
                   target_opts: dict[str, Any] | None = None
                   ) -> tuple[list[np.ndarray], list[str | None]]:
     """Run every program on ``target``; returns the DRAM images after the runs (inputs untouched;
     a program the target does not run keeps its input image) and, per program, None or what
     :func:`check` found wrong.
 
-    rtl runs the whole list in one simulator process of the core bench (with each program's
-    DRAM knobs and placement); the other targets open one device (memory for the largest
-    program) and run every program on it.
+    A target with a core bench (rtl) runs the whole list there, in one simulator process, with
+    each program's DRAM knobs and placement; the other targets open one device (memory for the
+    largest program) and run every program on it.
     """
     images = [p.dram.copy() for p in programs]
-    runs = [k for k, p in enumerate(programs) if setup_of(p).outcome(target) is not None]
+    runs = [k for k, p in enumerate(programs) if p.outcome(target) is not None]
     observed = (_observe_bench if target_table(target).bench else _observe_device)(
         cfg, target, [programs[k] for k in runs], [images[k] for k in runs], seed,
         dict(target_opts or {}))
@@ -167,23 +165,18 @@ def run_on_target(cfg: Config, target: str, programs: Sequence[TestProgram], *, 
     return images, problems
 
 
-def _observe_bench(cfg: Config, target: str, programs: Sequence[TestProgram],
+def _observe_bench(cfg: Config, target: str, programs: Sequence[Program],
                    images: list[np.ndarray], seed: int,
                    opts: dict[str, Any]) -> list[Observation]:
-    """The target's core bench (the driver table's ``bench``) runs the whole list at once."""
-    from vtabench.drivers.api import resolve
-    from vtabench.rtl.simjob import RawProgram
+    """The target's core bench (the driver table's ``bench``) runs the whole list at once, on
+    copies of the images (the programs keep their inputs)."""
+    from vtabench.drivers.api import run_on_bench
 
-    run_batch = resolve(target_table(target).bench)
     if not programs:
         return []
-    raws = []
-    for p, img in zip(programs, images, strict=True):
-        s = setup_of(p)
-        raws.append(RawProgram(p.name, program_code(cfg, p), img, knobs=s.knobs,
-                               dram_base=s.dram_base, insn_pad=s.insn_pad))
+    runs = [replace(p, dram=img) for p, img in zip(programs, images, strict=True)]
     out = []
-    for r in run_batch(cfg, raws, seed=seed, quiet=True, validate=False, **opts):
+    for r in run_on_bench(target, cfg, runs, seed=seed, quiet=True, validate=False, **opts):
         out.append(Observation(str(r.get("state")), int(r.get("error") or 0),
                                r.get("error_insn"),
                                {k: int(r.get(k) or 0) for k in (*ALWAYS_ZERO, "dram_resp_err")},
@@ -191,7 +184,7 @@ def _observe_bench(cfg: Config, target: str, programs: Sequence[TestProgram],
     return out
 
 
-def _observe_device(cfg: Config, target: str, programs: Sequence[TestProgram],
+def _observe_device(cfg: Config, target: str, programs: Sequence[Program],
                     images: list[np.ndarray], seed: int,
                     opts: dict[str, Any]) -> list[Observation]:
     """One device of ``target`` runs the programs one after another. A run error carries the
@@ -203,7 +196,7 @@ def _observe_device(cfg: Config, target: str, programs: Sequence[TestProgram],
     if not programs:
         return []
     timeout_s = opts.pop("timeout_s", None)
-    codes = [program_code(cfg, p) for p in programs]
+    codes = [p.encoded(cfg) for p in programs]
     mem = max(mem_bytes_for(p.dram.size, len(c)) for p, c in zip(programs, codes))
     try:
         dev = open_device(target, cfg, mem, **opts)

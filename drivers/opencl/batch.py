@@ -19,43 +19,37 @@ import numpy as np
 import pyopencl as cl
 
 from vtabench.drivers.api import PAGE_BYTES, DeviceError, RunResult, mem_bytes_for
+from vtabench.drivers.opencl.control import ctrl_stats, kernel_seconds
+from vtabench.drivers.opencl.errors import cl_error
+from vtabench.drivers.opencl.kernel import BATCH_KERNEL_NAME
 from vtabench.spec.contracts import ocl_control as C
 
 if TYPE_CHECKING:
-    from vtabench.drivers.opencl_backend import OpenCLDevice, Program
-    from vtabench.spec.config import Config
-    from vtabench.spec.isa.insn import Insn
+    from vtabench.drivers.opencl.device import OpenCLDevice
+    from vtabench.spec.program import Program
 
 #: Words of a program's entry in the kernel's table: insn_count, insns_offset (16-byte units from
 #: the window), window byte offset (low, high word).
 ENTRY_WORDS = 4
 SLOT_ALIGN = 256  # VTA_SLOT_BYTES in vta_group.cl: scratch bytes rounded up to this
+#: Device memory of one batch launch at most; larger batches go in several launches.
+BATCH_MAX_BYTES = 1 << 30
 
 
 def slot_bytes(scratch_bytes: int) -> int:
     return -(-scratch_bytes // SLOT_ALIGN) * SLOT_ALIGN
 
 
-def _code(dev: OpenCLDevice, program: Program) -> np.ndarray:
-    if isinstance(program, (bytes, bytearray, memoryview, np.ndarray)):
-        return np.frombuffer(bytes(program), np.uint8)
-    from vtabench.spec.isa.insn import encode_program
-
-    return np.frombuffer(encode_program(dev.cfg, list(program)), np.uint8)
-
-
 def _align(n: int) -> int:
     return -(-max(n, 1) // PAGE_BYTES) * PAGE_BYTES
 
 
-def run_batch(dev: OpenCLDevice, programs: Sequence[tuple[Program, np.ndarray]],
+def run_batch(dev: OpenCLDevice, programs: Sequence[Program],
               timeout_s: float | None) -> list[RunResult | DeviceError]:
-    """:meth:`OpenCLDevice.run_programs` on the group variant: launches of at most
-    BATCH_MAX_BYTES of windows each."""
-    from vtabench.drivers.opencl_backend import BATCH_MAX_BYTES
-
-    codes = [_code(dev, p) for p, _ in programs]
-    sizes = [mem_bytes_for(d.size, c.size) for c, (_, d) in zip(codes, programs)]
+    """:meth:`~vtabench.drivers.opencl.device.OpenCLDevice.run_programs` on the group variant:
+    launches of at most BATCH_MAX_BYTES of windows each."""
+    codes = [np.frombuffer(p.encoded(dev.cfg), np.uint8) for p in programs]
+    sizes = [mem_bytes_for(p.dram.size, c.size) for c, p in zip(codes, programs)]
     results: list[RunResult | DeviceError] = []
     start = 0
     while start < len(programs):
@@ -63,7 +57,7 @@ def run_batch(dev: OpenCLDevice, programs: Sequence[tuple[Program, np.ndarray]],
         while end < len(programs) and (end == start or total + sizes[end] <= BATCH_MAX_BYTES):
             total += sizes[end]
             end += 1
-        results += _launch(dev, codes[start:end], [d for _, d in programs[start:end]],
+        results += _launch(dev, codes[start:end], [p.dram for p in programs[start:end]],
                            sizes[start:end], timeout_s)
         start = end
     return results
@@ -71,9 +65,6 @@ def run_batch(dev: OpenCLDevice, programs: Sequence[tuple[Program, np.ndarray]],
 
 def _launch(dev: OpenCLDevice, codes: list[np.ndarray], drams: list[np.ndarray],
             sizes: list[int], timeout_s: float | None) -> list[RunResult | DeviceError]:
-    from vtabench.drivers.opencl_backend import (BATCH_KERNEL_NAME, _cl_error, ctrl_stats,
-                                                 kernel_seconds)
-
     n = len(codes)
     bases = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     image = np.zeros(int(bases[-1]), np.uint8)
@@ -105,14 +96,14 @@ def _launch(dev: OpenCLDevice, codes: list[np.ndarray], drams: list[np.ndarray],
                                          (dev.group_size,))
         dev.queue.flush()
     except cl.Error as exc:
-        raise _cl_error(exc, f"launching a {what} ({image.size} bytes of memory, {slots} of "
+        raise cl_error(exc, f"launching a {what} ({image.size} bytes of memory, {slots} of "
                              f"scratch)") from None
     dev.wait(evt, what, timeout_s, t0)
     try:
         cl.enqueue_copy(dev.queue, image, mem, is_blocking=True)
         cl.enqueue_copy(dev.queue, ctrl, ctrl_buf, is_blocking=True)
     except cl.Error as exc:
-        raise _cl_error(exc, f"reading back the {what}") from None
+        raise cl_error(exc, f"reading back the {what}") from None
     wall = time.perf_counter() - t0
     shared: dict[str, Any] = {"device": dev.name, "batch_programs": n,
                               "batch_kernel_s": kernel_seconds(evt), "batch_wall_s": wall}
@@ -129,23 +120,3 @@ def _launch(dev: OpenCLDevice, codes: list[np.ndarray], drams: list[np.ndarray],
     for buf in (mem, table_buf, ctrl_buf, scratch):
         buf.release()
     return results
-
-
-def run_raw_batch(cfg: Config, programs: Sequence[tuple[str, Sequence[Insn], np.ndarray]], *,
-                  seed: int | None = None, **opts: Any) -> list[str | None]:
-    """The opencl target's batch function of the driver API (:func:`~vtabench.drivers.api.
-    run_programs`, used by the regression): one device, every program in one launch on the
-    group variant (one after another on the item variant); per program None or why it did not
-    complete. ``timeout_s`` applies to the launch; ``seed`` and ``waves`` mean nothing here."""
-    from vtabench.drivers.opencl_backend import OpenCLDevice
-
-    timeout_s = opts.pop("timeout_s", None)
-    opts.pop("waves", None)
-    mem = max((mem_bytes_for(img.size, 16 * len(insns)) for _, insns, img in programs),
-              default=PAGE_BYTES)
-    try:
-        with OpenCLDevice(cfg, mem, **opts) as dev:
-            results = dev.run_programs([(insns, img) for _, insns, img in programs], timeout_s)
-    except DeviceError as exc:
-        return [f"opencl: {exc}"] * len(programs)
-    return [f"opencl: {r}" if isinstance(r, DeviceError) else None for r in results]
