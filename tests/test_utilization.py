@@ -113,6 +113,7 @@ def test_every_view_of_one_run_shows_the_same_figure(package, tmp_path, monkeypa
     inference = result["inferences"][0]["mac_utilization"]
     total = result["profile"]["total"]["mac_utilization"]
     assert 0.1 < inference < 1 and 0.1 < total < 1
+    assert result["mac_utilization_definition"] == f"{LAYER_MACS} / (256 lanes x core cycles)"
     assert f"MAC utilization {_percent(inference)} (inference 1: " in text
     assert f"MAC utilization {_percent(inference)} (the traced run: " in titles["timeline"]
     assert f"MAC utilization {_percent(total)} (profiling run, one launch per layer: " in \

@@ -69,8 +69,8 @@ def execute(args: argparse.Namespace) -> dict[str, Any]:
                                       run_program)
     from vtabench.progress import Activity
     from vtabench.report.timeline import SUFFIXES, Recorder
-    from vtabench.runtime.utilization import (ISSUED_MACS, gemm_iterations, mac_utilization,
-                                              utilization_text)
+    from vtabench.runtime.utilization import (ISSUED_MACS, definition, gemm_iterations,
+                                              mac_utilization, utilization_text)
     from vtabench.spec.validate import validate_binary
 
     cfg = load_config(args.config)
@@ -111,6 +111,7 @@ def execute(args: argparse.Namespace) -> dict[str, Any]:
         macs = sum(gemm_iterations(i) for i in insns) * cfg.macs_per_cycle
         cycles = int(stats["cycles"])
         out["mac_utilization"] = mac_utilization(macs, cfg.macs_per_cycle, cycles)
+        out["mac_utilization_definition"] = definition(cfg, ISSUED_MACS)
         print(f"  MAC utilization {utilization_text(cfg, macs, cycles, 'the run', ISSUED_MACS)}")
     print(f"wrote {args.out}")
     if rec is not None:

@@ -161,7 +161,7 @@ def execute(args: argparse.Namespace) -> dict[str, Any]:
     from vtabench.graph import Package, compile_model, run_package
     from vtabench.progress import Activity
     from vtabench.report.timeline import Recorder
-    from vtabench.runtime.utilization import mac_utilization, utilization_text
+    from vtabench.runtime.utilization import definition, mac_utilization, utilization_text
     from vtabench.spec.config import load_config
 
     _check_options(args)
@@ -220,6 +220,7 @@ def execute(args: argparse.Namespace) -> dict[str, Any]:
               f"read{cyc}")
         if "cycles" in p and pkg.programs:
             entry["mac_utilization"] = mac_utilization(macs, cfg.macs_per_cycle, int(p["cycles"]))
+            out["mac_utilization_definition"] = definition(cfg)
             print("  MAC utilization "
                   + utilization_text(cfg, macs, int(p["cycles"]), f"inference {i + 1}"))
         out["inferences"].append(entry)
