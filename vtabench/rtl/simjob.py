@@ -158,8 +158,9 @@ def waves_file(waves: bool | str | Path | None, default_name: str) -> Path | Non
 
 #: Where job folders go (when the machine has it): memory, so the DRAM file maps fast.
 SHM_DIR = Path("/dev/shm")
-#: In a job folder's name: the process that owns it (``<prefix>pid<PID>-<random>``).
-_OWNER = re.compile(r"pid(\d+)-[^-]*$")
+#: A job folder's name: a SimJob prefix (``vtabench-rtl-<config>-``, ``vtabench-pcie-<config>-``)
+#: and the process that owns it (``pid<PID>-<random>``).
+_JOB_FOLDER = re.compile(r"^vtabench-(?:rtl|pcie)-.*pid(\d+)-[^-]*$")
 #: Tries at removing a job folder while a dying simulator may still write into it.
 _REMOVE_TRIES = 50
 
@@ -184,14 +185,14 @@ def remove_folder(folder: Path) -> None:
         time.sleep(0.02)
 
 
-def reap_orphaned_jobs(prefix: str = "vtabench-", where: Path = SHM_DIR) -> list[Path]:
-    """Remove the job folders (``prefix*`` in ``where``) whose owning process is gone: one
-    killed with SIGKILL, or one that died before its ``with`` block ended. Returns them."""
+def reap_orphaned_jobs(where: Path = SHM_DIR) -> list[Path]:
+    """Remove the job folders in ``where`` whose owning process is gone (killed with SIGKILL,
+    or dead before its ``with`` block ended). Returns them."""
     if not where.is_dir():
         return []
     gone = []
-    for folder in where.glob(f"{prefix}*"):
-        m = _OWNER.search(folder.name)
+    for folder in where.glob("vtabench-*"):
+        m = _JOB_FOLDER.match(folder.name)
         if folder.is_dir() and m and not _alive(int(m.group(1))):
             remove_folder(folder)
             gone.append(folder)
