@@ -3,7 +3,7 @@
 Views: the control-block section of the OpenCL header (:mod:`vtabench.hwgen.contracts`:
 ``VTA_CTRL_BYTES``, ``VTA_ABI_VERSION``, ``CTRL_<WORD>`` word indices, ``VTA_STATUS_<NAME>``,
 ``VTA_<CONSTANT>``), the Python module spec/contracts/ocl_control.py (the same names without the
-``VTA_`` prefix) for the driver (:mod:`vtabench.drivers.opencl_backend`) and the control-block
+``VTA_`` prefix) for the driver (:mod:`vtabench.drivers.opencl`) and the control-block
 tables of docs/contracts.md.
 """
 
