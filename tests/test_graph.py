@@ -23,6 +23,7 @@ Targets are the driver backends present (vtabench.runtime.available_targets);
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -380,3 +381,92 @@ def test_relax_vm_call_dps_packed(small, cfg, target):
     for a, b in zip(out, ref, strict=True):
         assert np.array_equal(a, b)
     assert d["syncs"] == 1 and d["bytes_written"] == 4096 and d["bytes_read"] == 16
+
+
+# -- the pass pipeline -----------------------------------------------------------------------
+
+PIPELINE = ["fold_activations", "fuse_residuals", "fold_activations", "lower_integer",
+            "insert_conversions", "check_legal", "place", "insert_copies", "check_boundaries"]
+
+
+def test_pipeline_pass_names(cfg):
+    from vtabench.graph.compile import graph_pipeline
+
+    assert graph_pipeline(cfg).names == PIPELINE
+    # the reference annotates nothing for VTA in check_legal's place
+    assert graph_pipeline(cfg, all_cpu=True).names == [
+        "all_on_cpu" if p == "check_legal" else p for p in PIPELINE]
+
+
+def _chain() -> Graph:
+    """input -> relu -> dense (VTA candidate), a valid graph before placement."""
+    g = Graph()
+    g.add(Node("x", "input", [], (1, 16), "int8"))
+    g.inputs.append("x")
+    g.add(Node("r", "relax.nn.relu", ["x"], (1, 16), "int8"))
+    g.add(Node("d", "relax.matmul", ["r"], (1, 16), "int8"))
+    g.outputs = ["d"]
+    return g
+
+
+@pytest.mark.parametrize("break_it, message", [
+    (lambda g: g.nodes["d"].inputs.append("ghost"), "node d: input 'ghost' is not defined"),
+    (lambda g: g.order.reverse(), "node d: input 'r' is defined after its use"),
+    (lambda g: setattr(g.nodes["r"], "dtype", ""), "node r: tensor of shape (1, 16) without"),
+    (lambda g: g.outputs.append("nowhere"), "graph output 'nowhere' is not defined"),
+    (lambda g: g.order.remove("r"), "order and nodes differ: only in order [], only in nodes"),
+    (lambda g: [setattr(n, "device", CPU) for n in g.nodes.values()]
+     and setattr(g.nodes["d"], "device", VTA), "node d: relax.matmul on VTA without"),
+    (lambda g: setattr(g.nodes["x"], "device", VTA), "nodes without a device beside placed"),
+])
+def test_verifier_catches_broken_graph(break_it, message):
+    from vtabench.graph.ir_verify import IRError, verify_graph
+
+    g = _chain()
+    verify_graph(g)  # the intact graph passes
+    break_it(g)
+    with pytest.raises(IRError, match="^after bad: .*" + re.escape(message)):
+        verify_graph(g, after="bad")
+
+
+def test_pipeline_verifies_after_each_pass(cfg):
+    """The driver loop names the pass that broke the graph; the passes before it ran."""
+    from vtabench.graph.ir_verify import IRError
+    from vtabench.graph.pipeline import Pipeline, in_place
+
+    ran = []
+    good = in_place("good", lambda g: ran.append("good"))
+    bad = in_place("dangling", lambda g: g.add(Node("y", "relax.nn.relu", ["ghost"], (1, 16),
+                                                    "int8")))
+    never = in_place("never", lambda g: ran.append("never"))
+    with pytest.raises(IRError, match="^after dangling: node y: input 'ghost' is not defined"):
+        Pipeline((good, bad, never)).run(_chain())
+    assert ran == ["good"]
+
+
+def test_dump_passes(tmp_path, cfg, capsys):
+    """One text file per pass (and the imported graph first), numbered in pipeline order; the
+    CLI writes the same files; a file in the folder's place is one line, status 2."""
+    import onnx
+
+    from vtabench.cli import main
+
+    g = prepare_graph(small_resnet(), cfg, dump_dir=tmp_path / "api")
+    names = [f"{i:02d}-{p}.txt" for i, p in enumerate(["to_graph", *PIPELINE])]
+    assert sorted(p.name for p in (tmp_path / "api").iterdir()) == names
+    texts = [(tmp_path / "api" / n).read_text() for n in names]
+    assert all(t.startswith(f"# after {n[3:-4]}: ") for t, n in zip(texts, names, strict=True))
+    assert "@vta" not in texts[6] and "@vta" in texts[7]  # placed by `place`
+    assert "copy(" not in texts[7] and "copy(" in texts[8]  # copies by insert_copies
+    assert f"# after check_boundaries: {len(g.nodes)} nodes" in texts[9]
+    assert all(f"\n{name} = " in texts[9] for name in g.order)
+
+    onnx.save(small_resnet(), tmp_path / "m.onnx")
+    assert main(["compile", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "m.vtapkg"),
+                 "--no-profile", "--dump-passes", str(tmp_path / "cli")]) == 0
+    assert [(tmp_path / "cli" / n).read_text() for n in names] == texts
+    capsys.readouterr()
+    assert main(["compile", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "m2.vtapkg"),
+                 "--dump-passes", str(tmp_path / "m.onnx")]) == 2
+    assert capsys.readouterr().err == (f"vtabench compile: error: --dump-passes "
+                                       f"{tmp_path / 'm.onnx'}: is a file, not a folder\n")

@@ -31,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-profile", action="store_true",
                    help="leave out the per-layer profiling programs")
     p.add_argument("-v", "--verbose", action="store_true", help="print every layer compiled")
+    p.add_argument("--dump-passes", type=Path, metavar="DIR",
+                   help="write the graph's text form after every graph pass into DIR "
+                        "(00-to_graph.txt, 01-fold_activations.txt, ...)")
     p.set_defaults(func=run)
 
 
@@ -84,12 +87,19 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
     out = args.output or args.model.with_suffix(".vtapkg")
     check_output("--output", out)
+    if args.dump_passes is not None:
+        if args.dump_passes.exists() and not args.dump_passes.is_dir():
+            raise CliError(f"--dump-passes {args.dump_passes}: is a file, not a folder")
+        try:
+            args.dump_passes.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CliError(f"--dump-passes {args.dump_passes}: {exc.strerror or exc}") from None
     # --verbose prints a line per layer instead
     with nullcontext() if args.verbose else Activity(f"compiling {args.model.name} for {cfg.name}"):
         pkg = compile_model(args.model, cfg, force_cpu=set(args.cpu),
                             profile=not args.no_profile, log=print if args.verbose else None,
                             double_buffer=not args.no_double_buffer,
-                            shapes=parse_shapes(args.shape))
+                            shapes=parse_shapes(args.shape), dump_dir=args.dump_passes)
     pkg.save(make_parent(out))
     print(f"compiled {args.model} for {cfg.name} in {pkg.compile_s:.1f} s")
     for line in summarize(pkg):

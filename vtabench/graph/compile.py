@@ -1,6 +1,6 @@
 """Compile an ONNX model into a :class:`~vtabench.graph.package.Package`: import, partition,
-place, then CPU functions (Relax, llvm) and VTA device programs (instructions + micro-ops +
-packed weights + a memory plan).
+the graph passes (:func:`graph_pipeline`), then CPU functions (Relax, llvm) and VTA device
+programs (instructions + micro-ops + packed weights + a memory plan).
 
 VTA programs are produced by emitting every operator of a wave through one
 :class:`vtabench.runtime.Runtime` (``sync="batch"``) over a
@@ -15,14 +15,16 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vtabench.compiler import CompiledOp, Conv2dSpec, MaxPoolSpec, compile_op
+from vtabench.compiler import CompiledOp, Conv2dSpec, compile_op
 from vtabench.graph import passes
 from vtabench.graph.cpu_functions import build_cpu_module
 from vtabench.graph.ir import CPU, VTA, Graph, Node
+from vtabench.graph.ir_text import spec_text
 from vtabench.graph.onnx_import import import_onnx
 from vtabench.graph.onnx_prep import ModelError
 from vtabench.graph.pack import (
@@ -34,32 +36,47 @@ from vtabench.graph.pack import (
     phys_shape,
 )
 from vtabench.graph.package import Package, WaveProgram, wave_program
+from vtabench.graph.pipeline import Pipeline, in_place
 from vtabench.graph.record import RecordingDevice
 from vtabench.graph.relax_to_graph import to_graph
 from vtabench.runtime import DeviceBuffer, Runtime
 from vtabench.spec.config import Config, load_config
 
 
-def prepare_graph(model: Any, cfg: Any, force_cpu: set[str] | None = None,
-                  all_cpu: bool = False, shapes: dict[str, list[int]] | None = None) -> Graph:
-    """Import, partition, fold activations and residual Adds, lower to integer forms,
-    annotate, place, insert copies."""
-    g = to_graph(import_onnx(model, shapes))
-    passes.fold_activations(g)
-    passes.fuse_residuals(g)
-    passes.fold_activations(g)
-    passes.lower_integer(g)
-    passes.insert_conversions(g)
-    if all_cpu:
+def graph_pipeline(cfg: Config, force_cpu: set[str] | None = None,
+                   all_cpu: bool = False) -> Pipeline:
+    """The graph passes in order: fold activations, fuse residual Adds, fold activations again,
+    lower to integer forms, insert the uint8 conversions, annotate what VTA can run
+    (``all_cpu``: nothing, for the reference), place, insert copies, check the device
+    boundaries."""
+    def legal(g: Graph) -> None:
+        passes.check_legal(g, cfg, force_cpu)
+
+    def reference(g: Graph) -> None:
         for n in g.nodes.values():
             if n.is_candidate:
                 n.reason = "reference: everything on the CPU"
-    else:
-        passes.check_legal(g, cfg, force_cpu)
-    passes.place(g)
-    passes.insert_copies(g)
-    passes.check_boundaries(g)
-    return g
+
+    return Pipeline((
+        in_place("fold_activations", passes.fold_activations),
+        in_place("fuse_residuals", passes.fuse_residuals),
+        in_place("fold_activations", passes.fold_activations),
+        in_place("lower_integer", passes.lower_integer),
+        in_place("insert_conversions", passes.insert_conversions),
+        in_place("all_on_cpu", reference) if all_cpu else in_place("check_legal", legal),
+        in_place("place", passes.place),
+        in_place("insert_copies", passes.insert_copies),
+        in_place("check_boundaries", passes.check_boundaries),
+    ))
+
+
+def prepare_graph(model: Any, cfg: Any, force_cpu: set[str] | None = None,
+                  all_cpu: bool = False, shapes: dict[str, list[int]] | None = None,
+                  dump_dir: Path | None = None) -> Graph:
+    """Import and partition the model, then run :func:`graph_pipeline` on its graph
+    (``dump_dir``: the graph's text form before the passes and after each, numbered)."""
+    g = to_graph(import_onnx(model, shapes))
+    return graph_pipeline(cfg, force_cpu, all_cpu).run(g, dump_dir=dump_dir)
 
 
 def execution_order(g: Graph, wave: dict[str, int]) -> list[str]:
@@ -113,7 +130,7 @@ def compile_graph(g: Graph, cfg: Config, profile: bool = True,
         binds[u] = _bind_operands(rt, n, ops[u], tensors, cfg)
         layers[u] = {"op": n.op, "macs": int(n.spec.macs), "model_macs": model_macs(n),
                      "key": n.key,
-                     "shape": _spec_str(n.spec), "tiling": str(ops[u].tiling), "wave": wave[u],
+                     "shape": spec_text(n.spec), "tiling": str(ops[u].tiling), "wave": wave[u],
                      "compile_s": round(time.perf_counter() - tc, 3)}
         if log:
             log(f"compiled {u}: {layers[u]['shape']} in {layers[u]['compile_s']} s")
@@ -223,15 +240,6 @@ def _packed_weight(n: Node, cfg: Config) -> np.ndarray:
     return pack_dense_weight(n.q.weight, cfg)
 
 
-def _spec_str(s: Any) -> str:
-    if isinstance(s, Conv2dSpec):
-        return (f"{s.h}x{s.w} {s.c}->{s.o} k{s.k} s{s.stride} p{s.pad}"
-                f"{' blockwise' if s.blockwise else ''}")
-    if isinstance(s, MaxPoolSpec):
-        return f"{s.h}x{s.w} {s.c} max k{s.k} s{s.stride} p{s.pad}"
-    return f"{s.k}->{s.m}"
-
-
 def model_macs(n: Node) -> int:
     """Multiply-accumulates of a conv / dense / average pool as the model states it (the
     channels before padding; a depthwise conv one input channel per output)."""
@@ -263,13 +271,15 @@ def _node_info(n: Node) -> dict[str, Any]:
 def compile_model(model: Any, cfg: Config | str, *, force_cpu: set[str] | None = None,
                   profile: bool = True, log: Callable[[str], None] | None = None,
                   double_buffer: bool = True,
-                  shapes: dict[str, list[int]] | None = None) -> Package:
+                  shapes: dict[str, list[int]] | None = None,
+                  dump_dir: Path | None = None) -> Package:
     """ONNX model (ModelProto, bytes or path) -> Package for configuration ``cfg``
     (``double_buffer``: the operator compiler's two virtual threads, default on; ``shapes``:
-    static shapes for inputs with dynamic dimensions). A model it cannot take raises
+    static shapes for inputs with dynamic dimensions; ``dump_dir``: write the graph's text form
+    after every pass there, :func:`prepare_graph`). A model it cannot take raises
     :class:`~vtabench.graph.onnx_prep.ModelError` (one line)."""
     cfg = load_config(cfg) if isinstance(cfg, str) else cfg
-    g = prepare_graph(model, cfg, force_cpu, shapes=shapes)
+    g = prepare_graph(model, cfg, force_cpu, shapes=shapes, dump_dir=dump_dir)
     return compile_graph(g, cfg, profile=profile, log=log, double_buffer=double_buffer)
 
 
