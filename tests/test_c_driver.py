@@ -37,7 +37,7 @@ from vtabench.verify.directed import directed_programs
 
 
 def test_generated_headers_name_every_register_and_op() -> None:
-    from vtabench.drivers.rtl.protocol import Op
+    from vtabench.tb.platform.protocol import Op
     from vtabench.spec.contracts import regs
 
     h = generated_headers(load_config("default"))

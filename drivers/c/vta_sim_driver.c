@@ -3,7 +3,7 @@
  *
  * The card is a simulator process listening on a Unix socket (vtabench serve; the path is in
  * VTA_SIM_SOCKET). Every request is a 32-byte header and a payload, answered by a 32-byte header
- * and a payload (vta_sim_protocol.h, generated from vtabench.drivers.rtl.protocol). The card's
+ * and a payload (vta_sim_protocol.h, generated from vtabench.tb.platform.protocol). The card's
  * DRAM is a file this process maps too: a DMA is a request (the simulator advances its clock by
  * the PCIe model and says how many bytes land) followed by a memcpy into or out of the mapping.
  *

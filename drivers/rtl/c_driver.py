@@ -12,7 +12,7 @@ constant; for a built-in configuration none of them runs a generator:
   generator (:func:`vtabench.hwgen.constants.c_header`), the only place this module reaches it;
 - ``vta_regs.h`` (the BAR0 register map): from :mod:`vtabench.spec.contracts.regs`, the
   register map's committed Python view;
-- ``vta_sim_protocol.h`` (the socket protocol): :func:`vtabench.drivers.rtl.protocol.c_header`.
+- ``vta_sim_protocol.h`` (the socket protocol): :func:`vtabench.tb.platform.protocol.c_header`.
 
     python -m vtabench.drivers.rtl.c_driver --config default [--out DIR]   # prints the folder
 
@@ -28,7 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from vtabench.drivers.rtl.protocol import c_header as protocol_header
+from vtabench.tb.platform.protocol import c_header as protocol_header
 from vtabench.sources import C_DRIVER_DIR, OPENCL_DIR
 from vtabench.spec.config import Config, ConfigError, is_builtin, load_config
 from vtabench.workdirs import build_root

@@ -51,7 +51,7 @@ from vtabench.drivers.rtl.errors import (
     SimulatorGoneError,
 )
 from vtabench.drivers.rtl.launcher import ServerProcess, connect, start_server
-from vtabench.drivers.rtl.protocol import (
+from vtabench.tb.platform.protocol import (
     NO_LIMIT,
     PROTOCOL_VERSION,
     REPLY,

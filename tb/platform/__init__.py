@@ -3,10 +3,13 @@
 - :mod:`.link`: the PCIe cost model (presets Gen3 x8, Gen3 x16, Gen4 x16); pure Python.
 - :mod:`.faults`: fault injection hooks (late / failed DMA, lost MSI, all-ones MMIO reads).
 - :mod:`.model`: the cocotb side (BAR0 MMIO over AXI4-Lite, DMA timing, MSI).
-- :mod:`.top`: the Verilator build of the top ``vta_pcie_top`` (shell + DRAM model).
+- :mod:`.protocol`: the card's socket protocol, which drivers (Python in ``vtabench.drivers.rtl``,
+  C in drivers/c/) speak: the card defines it, as a real card defines its interface;
+- :mod:`.server`: the simulator's side of that socket, a cocotb test serving driver requests.
 
-The simulator serves drivers through ``vtabench.tb.platform.server``; the driver side is
-``vtabench.drivers.rtl.device`` (target ``rtl`` of the driver API).
+The Verilator build of the top ``vta_pcie_top`` (shell + DRAM model) is
+:mod:`vtabench.rtl.platform_build`; the driver side is ``vtabench.drivers.rtl.device`` (target
+``rtl`` of the driver API).
 """
 
 from vtabench.tb.platform.faults import FaultPlan

@@ -29,7 +29,7 @@ from typing import Any, TextIO
 
 import cocotb
 
-from vtabench.drivers.rtl.protocol import (
+from vtabench.tb.platform.protocol import (
     PROTOCOL_VERSION,
     REPLY,
     REQUEST,

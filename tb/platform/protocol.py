@@ -121,7 +121,7 @@ def call_payload(fn: str, **kwargs: Any) -> bytes:
 # ------------------------------------------------------------------------------------------------
 def c_header() -> str:
     """``vta_sim_protocol.h``: the op codes, statuses and message layouts for the C driver."""
-    lines = ["/* Generated from vtabench.drivers.rtl.protocol by the C driver build. Do not edit. */",
+    lines = ["/* Generated from vtabench.tb.platform.protocol by the C driver build. Do not edit. */",
              "#ifndef VTA_SIM_PROTOCOL_H_", "#define VTA_SIM_PROTOCOL_H_", "",
              "#include <stdint.h>", "",
              f"#define VTA_SIM_PROTOCOL_VERSION {PROTOCOL_VERSION}u",
