@@ -15,7 +15,7 @@
  * work-group per program. What both share (scratch layout, decoding, the stage / token machine,
  * the ALU arithmetic) is in vta_isa.h.
  *
- * Configuration: the VTA_* macros of the generated header (vtabench.codegen.c_header; committed
+ * Configuration: the VTA_* macros of the generated header (vtabench.hwgen.constants.c_header; committed
  * copies in opencl/gen/NAME/vta_config.h). Error codes, the control block and the stage / queue
  * ids: the generated opencl/gen/vta_contracts.h (docs/contracts.md). The driver prepends both
  * headers and vta_isa.h; vendor flows pass -I opencl/gen/NAME -I opencl/gen (vta_isa.h is found

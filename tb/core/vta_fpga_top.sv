@@ -1,4 +1,4 @@
-// vta_fpga_top: the place-and-route harness of the FPGA flow (vtabench/rtl/fpga.py, docs/fpga.md).
+// vta_fpga_top: the place-and-route harness of the FPGA flow (vtabench/rtl/fpga/, docs/fpga.md).
 // The shell (core + register block) has about 600 input and 800 output bits, far more than a
 // package has pins, so the harness gives it registered ports the way an interconnect would:
 // every input of the shell comes from a flip-flop of a shift chain fed 8 bits per cycle from

@@ -1,7 +1,7 @@
 // vta_trace_log: the pipeline event log of the benches (docs/visualize.md). Bound into every
 // vta_core (vta_trace_bind.sv), it reads the core's trace port and, only when the simulator was
 // given a trace file (+vta_trace=FILE, else the environment variable VTA_TRACE_FILE), writes
-// records through DPI-C (bench/csrc/trace.cpp): a launch, an
+// records through DPI-C (tb/csrc/trace.cpp): a launch, an
 // instruction dispatched into a stage's command queue, an instruction retired by a stage (with
 // the cycle its stage took it and the cycles it waited for a token, for memory and for room to
 // push a token), and the end of a run with the core's own counters. A few records per

@@ -1,4 +1,4 @@
-// Storage of the AXI DRAM model (tb/hdl/axi_dram.sv): a file mapped with mmap(MAP_SHARED).
+// Storage of the AXI DRAM model (tb/core/axi_dram.sv): a file mapped with mmap(MAP_SHARED).
 //
 // The simulator's Python side (cocotb, same process) maps the SAME file with numpy.memmap, so the
 // whole device image is written before a run and read back after it in bulk, with no per-beat

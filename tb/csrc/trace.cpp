@@ -1,4 +1,4 @@
-// DPI-C side of the pipeline event log (bench/hdl/vta_trace_log.sv; docs/visualize.md).
+// DPI-C side of the pipeline event log (tb/core/vta_trace_log.sv; docs/visualize.md).
 //
 // One text record per event, buffered, flushed at the end of every run (so a reader can take the
 // file between runs of a long-lived simulator) and at close:

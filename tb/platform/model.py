@@ -1,6 +1,6 @@
 """The host side of a PCIe card, as a vendor shell gives it to user logic (cocotb side).
 
-:class:`Platform` drives the simulator top ``vta_pcie_top`` (platform/hdl/vta_pcie_top.sv: the
+:class:`Platform` drives the simulator top ``vta_pcie_top`` (tb/platform/vta_pcie_top.sv: the
 VTA shell + the DPI DRAM model). It offers coroutines, each one coarse operation, which the device
 server (:mod:`vtabench.tb.platform.server`) runs one per driver request:
 

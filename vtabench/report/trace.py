@@ -1,4 +1,4 @@
-"""The RTL's pipeline event log (bench/hdl/vta_trace_log.sv, bench/csrc/trace.cpp), read back.
+"""The RTL's pipeline event log (tb/core/vta_trace_log.sv, tb/csrc/trace.cpp), read back.
 
 A simulator started with ``+vta_trace=FILE`` (or with the environment variable
 ``VTA_TRACE_FILE=FILE``: :func:`tracing`, for simulators other tools start, such as the device

@@ -24,5 +24,5 @@ PLATFORM_BENCH = Bench(
 def build_platform(cfg: Config, *, stub: bool = False, waves: bool = False,
                    force: bool = False) -> Build:
     """Build (or reuse) the platform simulator for ``cfg``. ``stub`` uses the bench's stand-in
-    core (a memcpy engine; bench/hdl/selftest) instead of hdl/vta_core.sv."""
+    core (a memcpy engine; tb/core/selftest) instead of hdl/vta_core.sv."""
     return build(cfg, stub=stub, waves=waves, force=force, bench=PLATFORM_BENCH)
