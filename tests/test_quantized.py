@@ -247,12 +247,20 @@ def test_requant_int32_and_error():
 
 
 def test_cli_quantize_compile(tmp_path, float_model):
+    """The documented flow: the float model and its calibration samples from ``python -m
+    vtabench.workloads`` (the same as the library's), ``vtabench quantize``, ``vtabench
+    compile``."""
     import onnx
 
     from vtabench.cli import main
+    from vtabench.workloads import __main__ as workloads_cli
+    from vtabench.workloads.float_models import FLOAT_MODELS
 
-    onnx.save(float_model, tmp_path / "f.onnx")
-    np.save(tmp_path / "calib.npy", calibration_set(float_model, 4))
+    assert set(FLOAT_MODELS) <= set(workloads_cli.MODELS)
+    assert workloads_cli.main(["small_resnet_float", "-o", str(tmp_path / "f.onnx"),
+                               "--calib", str(tmp_path / "calib.npy"), "--count", "4"]) == 0
+    assert onnx.load(str(tmp_path / "f.onnx")) == float_model
+    assert np.array_equal(np.load(tmp_path / "calib.npy"), calibration_set(float_model, 4))
     assert main(["quantize", str(tmp_path / "f.onnx"), "--calib", str(tmp_path / "calib.npy"),
                  "--per-channel", "-o", str(tmp_path / "q.onnx")]) == 0
     assert main(["compile", str(tmp_path / "q.onnx"), "-o", str(tmp_path / "q.vtapkg"),
