@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from vtabench.drivers.rtl.c_driver import (
+    C_DIR,
     COMMITTED_CONFIG_HEADERS,
     build_c_driver,
     config_header,
@@ -36,16 +37,30 @@ from vtabench.spec.isa.insn import encode_program
 from vtabench.verify.directed import directed_programs
 
 
-def test_generated_headers_name_every_register_and_op() -> None:
+def test_generated_headers_name_every_register_and_op(tmp_path: Path) -> None:
+    """The C view of the register map (peakrdl-cheader's vta_regs.h through vta/bar0.h) puts
+    every register at the Python view's offset with the same field masks and expected VERSION:
+    a C file of static assertions compiles."""
     from vtabench.tb.platform.protocol import Op
     from vtabench.spec.contracts import regs
 
     h = generated_headers(load_config("default"))
-    for name, off in regs.REGISTERS.items():
-        assert f"#define VTA_REG_{name} {off:#x}u" in h["vta_regs.h"]
     for op in Op:
         assert f"#define VTA_SIM_OP_{op.name} {int(op)}u" in h["vta_sim_protocol.h"]
     assert "VTA_CONFIG_ID" in h["vta_config.h"]
+    (tmp_path / "vta_regs.h").write_text(h["vta_regs.h"])
+    checks = [f"_Static_assert(VTA_REG({n}) == {off:#x}u, \"{n}\");"
+              for n, off in regs.REGISTERS.items()]
+    for reg, fields in regs.FIELDS.items():
+        for f, fld in fields.items():
+            mask = ((1 << fld.width) - 1) << fld.lsb
+            checks.append(f"_Static_assert(VTA_REGS__{reg}__{f}_bm == {mask:#x}u, \"{reg}.{f}\");")
+    checks.append(f"_Static_assert(VTA_REG_VERSION_EXPECTED == {regs.VERSION_EXPECTED:#x}u, \"v\");")
+    src = tmp_path / "check.c"
+    src.write_text('#include "vta/bar0.h"\n' + "\n".join(checks) + "\n")
+    r = subprocess.run(["cc", "-std=c11", "-fsyntax-only", f"-I{C_DIR / 'include'}",
+                        f"-I{tmp_path}", str(src)], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
 
 
 def test_config_header_is_the_committed_view_without_the_generator() -> None:
@@ -173,7 +188,6 @@ MISUSE_LINES = {
 
 def _link(source: Path, lib_dir: Path, exe: Path) -> Path:
     """Build a driver program with the system compiler against libvtasim.a in ``lib_dir``."""
-    from vtabench.drivers.rtl.c_driver import C_DIR
 
     subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-DUSE_VTA64",
                     "-I", str(C_DIR / "include"), "-I", str(lib_dir / "gen"), str(source),

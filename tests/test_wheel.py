@@ -25,7 +25,11 @@ REPO = Path(__file__).resolve().parent.parent
 #: What a wheel must carry besides Python modules (one file of each kind).
 PACKAGE_DATA = (
     "vtabench/spec/configs/default.json",
-    "vtabench/spec/contracts/regmap.json",
+    "vtabench/spec/contracts/errors.json",
+    "vtabench/spec/contracts/regmap.rdl",
+    "vtabench/hdl/gen/vta_regs_pkg.sv",
+    "vtabench/hdl/gen/vta_regs.xml",
+    "vtabench/drivers/c/gen/vta_regs.h",
     "vtabench/hdl/vta_core.sv",
     "vtabench/hdl/gen/default/vta_pkg.sv",
     "vtabench/tb/core/vta_tb_top.sv",

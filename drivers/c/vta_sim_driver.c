@@ -35,8 +35,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "vta/bar0.h"
 #include "vta/driver.h"
-#include "vta_regs.h"
 #include "vta_sim_protocol.h"
 
 /* Simulated ns the run waits for an interrupt before it polls STATUS. */
@@ -228,31 +228,31 @@ static void connect_card(void) {
   g.dram = mmap(NULL, g.mem_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, dram_fd, 0);
   close(dram_fd);
   if (g.dram == MAP_FAILED) die("cannot map the card's DRAM (%s)", strerror(errno));
-  uint32_t version = reg_read(VTA_REG_VERSION);
+  uint32_t version = reg_read(VTA_REG(VERSION));
   if (version == ALL_ONES) die("VERSION reads 0xFFFFFFFF: no device answers on BAR0");
   if (version != VTA_REG_VERSION_EXPECTED) {
     die("device VERSION 0x%08x, this driver expects 0x%08x (register map revision %u vs %u)",
         version, VTA_REG_VERSION_EXPECTED, version >> 24, VTA_REG_REGMAP_REVISION);
   }
   vta_sim_mmio_op_t init[] = {
-      {VTA_SIM_MMIO_WRITE, VTA_REG_DRAM_BASE_LO, 0, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_DRAM_BASE_HI, 0, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_DRAM_SIZE_LO, (uint32_t)g.mem_bytes, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_DRAM_SIZE_HI, (uint32_t)(g.mem_bytes >> 32), 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_UOP_BASE_LO, 0, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_UOP_BASE_HI, 0, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_INP_BASE_LO, 0, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_INP_BASE_HI, 0, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_WGT_BASE_LO, 0, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_WGT_BASE_HI, 0, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_ACC_BASE_LO, 0, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_ACC_BASE_HI, 0, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_OUT_BASE_LO, 0, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_OUT_BASE_HI, 0, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_IRQ_STATUS,
-       VTA_REG_IRQ_STATUS_FINISH | VTA_REG_IRQ_STATUS_ERROR, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_IRQ_ENABLE,
-       VTA_REG_IRQ_ENABLE_FINISH | VTA_REG_IRQ_ENABLE_ERROR, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(DRAM_BASE_LO), 0, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(DRAM_BASE_HI), 0, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(DRAM_SIZE_LO), (uint32_t)g.mem_bytes, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(DRAM_SIZE_HI), (uint32_t)(g.mem_bytes >> 32), 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(UOP_BASE_LO), 0, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(UOP_BASE_HI), 0, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(INP_BASE_LO), 0, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(INP_BASE_HI), 0, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(WGT_BASE_LO), 0, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(WGT_BASE_HI), 0, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(ACC_BASE_LO), 0, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(ACC_BASE_HI), 0, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(OUT_BASE_LO), 0, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(OUT_BASE_HI), 0, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(IRQ_STATUS),
+       VTA_REGS__IRQ_STATUS__FINISH_bm | VTA_REGS__IRQ_STATUS__ERROR_bm, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(IRQ_ENABLE),
+       VTA_REGS__IRQ_ENABLE__FINISH_bm | VTA_REGS__IRQ_ENABLE__ERROR_bm, 0xF},
   };
   mmio(init, sizeof init / sizeof init[0], NULL);
 }
@@ -471,15 +471,15 @@ void VTADeviceFree(VTADeviceHandle handle) { free(handle); }
 
 int VTADeviceRun(VTADeviceHandle device, vta_phy_addr_t insn_phy_addr, uint32_t insn_count,
                  uint32_t wait_cycles) {
-  if (reg_read(VTA_REG_STATUS) & VTA_REG_STATUS_BUSY) return 3;
+  if (reg_read(VTA_REG(STATUS)) & VTA_REGS__STATUS__BUSY_bm) return 3;
   request(VTA_SIM_OP_TAKE_IRQ, 0, 0, VTA_SIM_NO_LIMIT, NULL, 0, NULL, 0); /* stale MSIs */
   vta_sim_mmio_op_t launch[] = {
-      {VTA_SIM_MMIO_WRITE, VTA_REG_IRQ_STATUS,
-       VTA_REG_IRQ_STATUS_FINISH | VTA_REG_IRQ_STATUS_ERROR, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_INSN_COUNT, insn_count, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_INSN_BASE_LO, (uint32_t)insn_phy_addr, 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_INSN_BASE_HI, (uint32_t)((uint64_t)insn_phy_addr >> 32), 0xF},
-      {VTA_SIM_MMIO_WRITE, VTA_REG_CTRL, VTA_REG_CTRL_LAUNCH, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(IRQ_STATUS),
+       VTA_REGS__IRQ_STATUS__FINISH_bm | VTA_REGS__IRQ_STATUS__ERROR_bm, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(INSN_COUNT), insn_count, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(INSN_BASE_LO), (uint32_t)insn_phy_addr, 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(INSN_BASE_HI), (uint32_t)((uint64_t)insn_phy_addr >> 32), 0xF},
+      {VTA_SIM_MMIO_WRITE, VTA_REG(CTRL), VTA_REGS__CTRL__LAUNCH_bm, 0xF},
   };
   double t0 = g.now_ns;
   double limit_ns = wait_cycles ? wait_cycles * g.clock_ns : -1.0;
@@ -489,12 +489,13 @@ int VTADeviceRun(VTADeviceHandle device, vta_phy_addr_t insn_phy_addr, uint32_t 
     if (limit_ns >= 0 && limit_ns - (g.now_ns - t0) < slice) slice = limit_ns - (g.now_ns - t0);
     if (slice < 1.0) slice = 1.0;
     request(VTA_SIM_OP_WAIT_IRQ, 0, 0, slice, NULL, 0, NULL, 0);
-    uint32_t status = reg_read(VTA_REG_STATUS);
-    if ((status & VTA_REG_STATUS_DONE) && !(status & VTA_REG_STATUS_BUSY)) break;
+    uint32_t status = reg_read(VTA_REG(STATUS));
+    if ((status & VTA_REGS__STATUS__DONE_bm) && !(status & VTA_REGS__STATUS__BUSY_bm)) break;
     if (limit_ns >= 0 && g.now_ns - t0 >= limit_ns) return 1;
   }
-  uint32_t error = reg_read(VTA_REG_ERROR_CODE);
-  reg_write(VTA_REG_IRQ_STATUS, VTA_REG_IRQ_STATUS_FINISH | VTA_REG_IRQ_STATUS_ERROR);
+  uint32_t error = reg_read(VTA_REG(ERROR_CODE));
+  reg_write(VTA_REG(IRQ_STATUS),
+            VTA_REGS__IRQ_STATUS__FINISH_bm | VTA_REGS__IRQ_STATUS__ERROR_bm);
   ((device_t*)device)->runs++;
   return error ? 2 : 0;
 }

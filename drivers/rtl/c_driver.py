@@ -10,8 +10,9 @@ constant; for a built-in configuration none of them runs a generator:
   configuration, ``opencl/gen/<config>/vta_config.h``. A configuration given by a JSON path has
   no committed view: :func:`config_header` generates its header with one explicit call of the
   generator (:func:`vtabench.hwgen.constants.c_header`), the only place this module reaches it;
-- ``vta_regs.h`` (the BAR0 register map): from :mod:`vtabench.spec.contracts.regs`, the
-  register map's committed Python view;
+- ``vta_regs.h`` (the BAR0 register map): the view ``vtabench gen`` commits,
+  ``drivers/c/gen/vta_regs.h`` (peakrdl-cheader from ``spec/contracts/regmap.rdl``), which
+  ``include/vta/bar0.h`` wraps (a register's offset, the expected VERSION);
 - ``vta_sim_protocol.h`` (the socket protocol): :func:`vtabench.tb.platform.protocol.c_header`.
 
     python -m vtabench.drivers.rtl.c_driver --config default [--out DIR]   # prints the folder
@@ -35,6 +36,8 @@ from vtabench.workdirs import build_root
 
 #: The C sources (package data): Makefile, include/vta/driver.h, vta_sim_driver.c, example/.
 C_DIR = C_DRIVER_DIR
+#: The register map's C header ``vtabench gen`` commits (peakrdl-cheader).
+COMMITTED_REGS_HEADER = C_DIR / "gen" / "vta_regs.h"
 #: Where ``vtabench gen`` commits each built-in configuration's ``<name>/vta_config.h``
 #: (:data:`vtabench.hwgen.paths.OPENCL_GEN_DIR`, named here without importing the generators).
 COMMITTED_CONFIG_HEADERS = OPENCL_DIR / "gen"
@@ -45,17 +48,8 @@ class CDriverBuildError(RuntimeError):
 
 
 def regs_header() -> str:
-    """``vta_regs.h``: every integer constant of the register map module as ``VTA_REG_<NAME>``
-    (register offsets, field masks and their LSBs, the revision, VERSION_EXPECTED)."""
-    from vtabench.spec.contracts import regs
-
-    lines = ["/* Generated from vtabench.spec.contracts.regs by the C driver build. Do not edit. */",
-             "#ifndef VTA_REGS_H_", "#define VTA_REGS_H_", ""]
-    for name, value in vars(regs).items():
-        if name.isupper() and isinstance(value, int):
-            lines.append(f"#define VTA_REG_{name} {value:#x}u")
-    lines += ["", "#endif  /* VTA_REGS_H_ */", ""]
-    return "\n".join(lines)
+    """``vta_regs.h``: the committed peakrdl-cheader view of the register map."""
+    return COMMITTED_REGS_HEADER.read_text()
 
 
 def config_header(cfg: Config) -> str:

@@ -2,7 +2,8 @@
 (SystemVerilog package, C header, Python module, Markdown) for `vtabench gen`.
 
 - :mod:`.constants`: a configuration -> ``vta_pkg.sv`` and ``vta_config.h``;
-- :mod:`.regmap`: the register map -> the SV register block, ``regs.py``, docs/registers.md;
+- :mod:`.regmap`: the register map (SystemRDL) -> with the PeakRDL tools, the SV register block,
+  the C header, IP-XACT, ``regs.py``, docs/registers.md (and an HTML reference, not committed);
 - :mod:`.contracts`: the error codes, the OpenCL control block, stage and queue ids -> SV
   packages, the OpenCL header ``vta_contracts.h``, Python modules, docs/contracts.md.
 

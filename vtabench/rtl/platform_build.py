@@ -8,6 +8,8 @@ model, input hashing and file lock); only the top and the shell's files differ. 
 from __future__ import annotations
 
 
+from vtabench.hwgen.regmap import SV_MODULE as REGS_MODULE
+from vtabench.hwgen.regmap import SV_PACKAGE as REGS_PACKAGE
 from vtabench.sources import TB_DIR
 from vtabench.spec.config import Config
 from vtabench.rtl.verilator import HDL_DIR, TB_HDL_DIR, Bench, Build, build
@@ -15,7 +17,7 @@ from vtabench.rtl.verilator import HDL_DIR, TB_HDL_DIR, Bench, Build, build
 PLATFORM_HDL = TB_DIR / "platform"
 PLATFORM_BENCH = Bench(
     "vta_pcie_top",
-    (HDL_DIR / "gen" / "vta_regs.sv", HDL_DIR / "vta_shell.sv",
+    (REGS_PACKAGE, REGS_MODULE, HDL_DIR / "vta_shell.sv",
      TB_HDL_DIR / "axi_dram.sv", PLATFORM_HDL / "vta_pcie_top.sv"),
     PLATFORM_HDL / "public.vlt",
     suffix="-pcie")

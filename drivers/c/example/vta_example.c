@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vta/bar0.h"
 #include "vta/driver.h"
 #include "vta_config.h"
-#include "vta_regs.h"
 
 static unsigned char* read_file(const char* path, size_t* size) {
   FILE* f = fopen(path, "rb");
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
 
   VTADeviceHandle dev = VTADeviceAlloc();
   void* regs = VTAMapRegister(0);
-  uint32_t config_id = VTAReadMappedReg(regs, VTA_REG_CONFIG_ID);
+  uint32_t config_id = VTAReadMappedReg(regs, VTA_REG(CONFIG_ID));
   if (config_id != VTA_CONFIG_ID) {
     fprintf(stderr, "vta_example: the card is configuration 0x%08x, this program was built for "
             "0x%08x\n", config_id, (unsigned)VTA_CONFIG_ID);
@@ -76,10 +76,10 @@ int main(int argc, char** argv) {
   int rc = VTADeviceRun(dev, VTAMemGetPhyAddr(insns), (uint32_t)(code_size / 16), 100000000u);
   if (rc != 0) {
     fprintf(stderr, "vta_example: run failed (%d): ERROR_CODE 0x%02x at instruction %u\n", rc,
-            VTAReadMappedReg(regs, VTA_REG_ERROR_CODE), VTAReadMappedReg(regs, VTA_REG_ERROR_INSN));
+            VTAReadMappedReg(regs, VTA_REG(ERROR_CODE)), VTAReadMappedReg(regs, VTA_REG(ERROR_INSN)));
     return 1;
   }
-  uint32_t cycles = VTAReadMappedReg(regs, VTA_REG_CYCLES);
+  uint32_t cycles = VTAReadMappedReg(regs, VTA_REG(CYCLES));
   VTAInvalidateCache(dram, dram_phy, (int)image_size);
   unsigned char* out = malloc(image_size);
   VTAMemCopyToHost(out, dram, image_size);
