@@ -38,7 +38,7 @@ help:
 	@echo "make coverage regression with RTL coverage: results/coverage/index.html (COV_COUNT, SEED)"
 	@echo "make waves   PROG=prog.bin DRAM=dram.bin: RTL waves and a GTKWave save file in results/waves"
 	@echo "make fpga    Yosys + nextpnr-ecp5 place and route of FPGA_CONFIG, Fmax and resources (docs/fpga.md)"
-	@echo "make gen     regenerate the generated views of spec/configs/*.json and spec/contracts/*.json"
+	@echo "make gen     regenerate the views of spec/configs/*.json, spec/contracts/*.json and the register map spec/contracts/regmap.rdl (PeakRDL)"
 
 setup: $(STAMP)
 
