@@ -56,7 +56,7 @@ def test_copies_match_under_every_knob(results) -> None:
     for p, st in zip(progs, stats, strict=True):
         if p.name in ("fault", "wr_err"):
             continue
-        code = np.frombuffer(p.insns, np.uint8)
+        code = np.frombuffer(p.code, np.uint8)
         assert st["state"] == "done" and st["error"] == 0, st
         assert np.array_equal(p.dram[:len(code)], code), p.name
         assert not p.dram[len(code):].any(), p.name
@@ -77,7 +77,7 @@ def test_fault_window_answers_slverr(results) -> None:
     st = stats[len(KNOBS)]
     assert st["error"] == 1 and st["dram_resp_err"] >= 1
     p = progs[len(KNOBS)]
-    code = np.frombuffer(p.insns, np.uint8)
+    code = np.frombuffer(p.code, np.uint8)
     assert not p.dram[128:192].any()  # the faulted read beat returned zeros
     assert np.array_equal(p.dram[:128], code[:128])
 
@@ -87,5 +87,5 @@ def test_injected_write_error_answers_one_burst(results) -> None:
     progs, stats = results
     p, st = progs[-1], stats[-1]
     assert p.name == "wr_err" and st["error"] == 1 and st["dram_resp_err"] == 1
-    assert np.array_equal(p.dram, np.frombuffer(p.insns, np.uint8))
+    assert np.array_equal(p.dram, np.frombuffer(p.code, np.uint8))
     assert st["dram_open_at_done"] == 0 and st["dram_proto_err"] == 0
