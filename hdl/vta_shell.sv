@@ -8,10 +8,10 @@
 //     DRAM window; the interrupt output).
 //   - The core's AXI4 master is passed through unchanged towards device DRAM (m_axi_*).
 //   - irq_o: a LEVEL interrupt, high while (IRQ_STATUS & IRQ_ENABLE) != 0 (the register block's
-//     interrupt output), registered. IRQ_STATUS bits are set on the rising edge of the core's done_o (FINISH; ERROR too when error_o is
-//     nonzero) and cleared by the host writing 1 (W1C). A vendor MSI bridge turns the rising edge
-//     of irq_o into one MSI message; the host must clear IRQ_STATUS before the next run so that the
-//     next finish makes a new edge.
+//     interrupt output), registered. IRQ_STATUS bits are set on the rising edge of the core's
+//     done_o (FINISH; ERROR too when error_o is nonzero) and cleared by the host writing 1
+//     (W1C). A vendor MSI bridge turns the rising edge of irq_o into one MSI message; the host
+//     must clear IRQ_STATUS before the next run so that the next finish makes a new edge.
 //   - CTRL.LAUNCH is a one-cycle pulse to the core; the shell drops it while the core is busy.
 //
 // The 64-bit register pairs (low word first) are cut to AxiAddrWidth bits. The upstream buffer

@@ -55,7 +55,8 @@ def test_generated_headers_name_every_register_and_op(tmp_path: Path) -> None:
         for f, fld in fields.items():
             mask = ((1 << fld.width) - 1) << fld.lsb
             checks.append(f"_Static_assert(VTA_REGS__{reg}__{f}_bm == {mask:#x}u, \"{reg}.{f}\");")
-    checks.append(f"_Static_assert(VTA_REG_VERSION_EXPECTED == {regs.VERSION_EXPECTED:#x}u, \"v\");")
+    version = regs.VERSION_EXPECTED
+    checks.append(f"_Static_assert(VTA_REG_VERSION_EXPECTED == {version:#x}u, \"VERSION\");")
     src = tmp_path / "check.c"
     src.write_text('#include "vta/bar0.h"\n' + "\n".join(checks) + "\n")
     r = subprocess.run(["cc", "-std=c11", "-fsyntax-only", f"-I{C_DIR / 'include'}",

@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pytest
-
 from vtabench.drivers.rtl.device import Channel
 from vtabench.drivers.rtl.launcher import start_server
+from vtabench.tb.platform.protocol import Op, pack_mmio
+
 from vtabench.spec.config import Config, load_config
 from vtabench.spec.contracts import regs as R
-from vtabench.tb.platform.protocol import Op, pack_mmio
 
 MEM_BYTES = 1 << 16
 ALL_ONES = 0xFFFFFFFF
@@ -97,7 +97,8 @@ def test_writable_fields_read_back(card: Callable[[], Mmio]) -> None:
         for pattern in (0xA5C3_5A3C, 0x5A3C_A5C3, ALL_ONES, 0):
             value = (before & ~m) | (pattern & m)
             got = mmio([("w", off, value & ~_effect_bits(reg)), ("r", off)])[1]
-            assert got & m == pattern & m, f"{reg}.{name}: wrote {pattern & m:#x}, read {got & m:#x}"
+            assert got & m == pattern & m, \
+                f"{reg}.{name}: wrote {pattern & m:#x}, read {got & m:#x}"
             assert got & ~m == before & ~m, f"{reg}.{name}: a write changed other fields"
         got = mmio([("w", off, ALL_ONES, 0b0100), ("r", off)])[1]  # byte lane 2 only
         assert got & m == 0x00FF_0000 & m, f"{reg}.{name}: WSTRB 0b0100 gave {got:#x}"
@@ -113,7 +114,8 @@ def test_read_only_fields_unchanged_by_writes(card: Callable[[], Mmio]) -> None:
         before = mmio([("r", off)])[0]
         for value in (ALL_ONES, 0, ~before & ALL_ONES):
             got = mmio([("w", off, value & ~_effect_bits(reg)), ("r", off)])[1]
-            assert got & ro == before & ro, f"{reg}: a write of {value:#x} changed {before:#x} to {got:#x}"
+            assert got & ro == before & ro, \
+                f"{reg}: a write of {value:#x} changed {before:#x} to {got:#x}"
 
 
 @pytest.mark.rtl

@@ -162,7 +162,8 @@ def _access(reg: str, field: Any) -> str:
     if sw == AccessType.r and hw in (AccessType.w, AccessType.rw):
         return "ro"
     raise RegmapError(f"{reg}.{field.inst_name}: sw = {sw.name}, hw = {hw.name}, onwrite = "
-                      f"{onwrite}: an access kind the views do not describe ({', '.join(ACCESS_DOC)})")
+                      f"{onwrite}: an access kind the views do not describe "
+                      f"({', '.join(ACCESS_DOC)})")
 
 
 def compile_regmap(path: Path = REGMAP_RDL) -> RegMap:
