@@ -29,7 +29,3 @@ def run_programs(dev, progs):  # type: ignore[no-untyped-def]
     return outs
 
 
-def alive(pid: int) -> bool:
-    from vtabench.tb.platform import server
-
-    return server.alive(pid)

@@ -30,7 +30,8 @@ SOURCE_PACKAGES = {"vtabench": "vtabench", "drivers": "vtabench.drivers", "tb": 
 #: layer of the longest entry that names it or a package above it; the root entry ``vtabench``
 #: names the package's __init__ only.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("vtabench", "vtabench.sources", "vtabench.workdirs", "vtabench.progress")),
+    ("base", ("vtabench", "vtabench.sources", "vtabench.workdirs", "vtabench.progress",
+              "vtabench.processes")),
     ("spec", ("vtabench.spec",)),
     ("hwgen", ("vtabench.hwgen",)),
     ("targets", ("vtabench.fsim", "vtabench.rtl", "vtabench.tb", "vtabench.opencl",

@@ -19,10 +19,11 @@ import pytest
 from vtabench.tb.platform.link import H2D, preset
 
 from vtabench.drivers import DeviceError
+from vtabench.processes import alive
 from vtabench.spec.config import load_config
 from vtabench.spec.contracts import regs as R
 from dense_layers import gemm_layer
-from platform_devices import alive, programs, run_programs
+from platform_devices import programs, run_programs
 
 
 @pytest.fixture(scope="module")

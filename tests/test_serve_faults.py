@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 from vtabench.drivers import DeviceError
+from vtabench.processes import alive
 from vtabench.spec.config import load_config
 from vtabench.spec.contracts import regs as R
 from vtabench.spec.contracts.errors import ErrorCode
-from platform_devices import alive, programs
+from platform_devices import programs
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from vtabench.drivers.rtl.errors import SimulatorGoneError
+from vtabench.processes import alive
 from vtabench.spec.config import Config
 from vtabench.workdirs import PACKAGE_DIR
 
@@ -145,12 +146,8 @@ def _remove_orphaned_folder(folder: Path, watch_pid: int | None) -> None:
     it is gone (killed with SIGKILL: nothing else removes it from /dev/shm)."""
     if watch_pid is None or not folder.name.startswith(DEVICE_FOLDER_PREFIX):
         return
-    try:
-        os.kill(watch_pid, 0)
-    except ProcessLookupError:
+    if not alive(watch_pid):
         shutil.rmtree(folder, ignore_errors=True)
-    except PermissionError:
-        pass  # alive, another user's
 
 
 class ServerProcess:

@@ -29,6 +29,7 @@ from cocotb.clock import Clock
 from cocotb.simtime import get_sim_time
 from cocotb.triggers import ClockCycles, First, RisingEdge, Timer
 
+from vtabench.processes import alive
 from vtabench.rtl.simjob import BENCH_KNOB_SIGNALS, DRAM_KNOB_SIGNALS
 
 STATUS_OUTPUTS = ("busy_o", "done_o", "error_o", "error_insn_o", "cycles_o", "load_busy_o",
@@ -41,18 +42,6 @@ DRAM_OUTPUTS = ("dram_rd_beats_o", "dram_wr_beats_o", "dram_rd_bursts_o", "dram_
 KNOB_INPUTS = {**DRAM_KNOB_SIGNALS, **BENCH_KNOB_SIGNALS}
 
 
-def _alive(pid: int | None) -> bool:
-    if pid is None:
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's
-    return True
-
-
 class Orphan:
     """Ends the simulator once the process that owns the job folder is gone, removing the
     folder first (see the module docstring)."""
@@ -62,7 +51,7 @@ class Orphan:
         self.owner_pid = owner_pid
 
     def check(self) -> None:
-        if not _alive(self.owner_pid):
+        if self.owner_pid is not None and not alive(self.owner_pid):
             shutil.rmtree(self.folder, ignore_errors=True)
             os._exit(3)  # no cocotb teardown: it would write results.xml into the folder again
 

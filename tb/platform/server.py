@@ -43,6 +43,7 @@ from vtabench.tb.platform.protocol import (
 from vtabench.spec.contracts import regs as R
 from vtabench.tb.platform.link import D2H, H2D, LinkStats, format_pcie
 from vtabench.tb.platform.model import DmaStatusError, DmaTimeout, Platform
+from vtabench.processes import alive
 
 #: Seconds between checks that the watched process is still there while no driver is connected.
 WATCH_POLL_S = 1.0
@@ -220,21 +221,6 @@ def _listen(path: Path) -> socket.socket:
     staging.rename(path)  # the path appears once it accepts connections
     sock.settimeout(WATCH_POLL_S)
     return sock
-
-
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` exists and has not ended (a zombie has)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def _accept(listener: socket.socket, watch_pid: int | None) -> socket.socket | None:

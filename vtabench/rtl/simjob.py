@@ -40,6 +40,7 @@ import numpy as np
 from vtabench.spec.config import Config
 from vtabench.spec.program import INSN_ALIGN, Program
 from vtabench.rtl.verilator import Build, Mutation, build, waves_format
+from vtabench.processes import alive
 from vtabench.workdirs import build_root, results_root
 
 #: DRAM model knobs (axi_dram.sv) and their defaults: ideal-ish memory, 1 beat/cycle. The one
@@ -165,16 +166,6 @@ _JOB_FOLDER = re.compile(r"^vtabench-(?:rtl|pcie)-.*pid(\d+)-[^-]*$")
 _REMOVE_TRIES = 50
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's
-    return True
-
-
 def remove_folder(folder: Path) -> None:
     """Remove ``folder`` and everything in it, retrying while a writer that is dying (a
     simulator killed a moment ago) still creates files in it."""
@@ -193,7 +184,7 @@ def reap_orphaned_jobs(where: Path = SHM_DIR) -> list[Path]:
     gone = []
     for folder in where.glob("vtabench-*"):
         m = _JOB_FOLDER.match(folder.name)
-        if folder.is_dir() and m and not _alive(int(m.group(1))):
+        if folder.is_dir() and m and not alive(int(m.group(1))):
             remove_folder(folder)
             gone.append(folder)
     return gone
