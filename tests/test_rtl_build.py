@@ -4,9 +4,18 @@ are exercised by every rtl test): which package a configuration compiles, and wh
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from vtabench.hwgen.constants import sv_package
-from vtabench.rtl.verilator import HDL_DIR, config_package, rebuild_reason
+from vtabench.rtl import verilator
+from vtabench.rtl.verilator import (
+    HDL_DIR,
+    RtlBuildError,
+    config_package,
+    rebuild_reason,
+)
 from vtabench.spec.config import load_config
 
 RECIPE = {"build options": ["-O3"], "configuration": {"NAME": "default"}}
@@ -44,3 +53,13 @@ def test_the_rebuild_line_says_first_build_forced_or_what_changed():
     legacy = {"sources": ["/x/hdl/vta_fetch.sv", "/x/build/gen/vta_pkg.sv"]}
     assert "has no hash of each input" in rebuild_reason(legacy, inputs, RECIPE)
     assert rebuild_reason({}, inputs, RECIPE) == "the last build's stamp.json is unreadable"
+
+
+def test_a_path_with_a_space_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Verilator's wrapper and generated makefiles split paths at spaces: the build says so in
+    one line, naming the path, before it starts (not a make error deep in its log)."""
+    spaced = tmp_path / "my checkout" / "build"
+    with pytest.raises(RtlBuildError) as err:
+        verilator._refuse_spaces([tmp_path / "fine", spaced])
+    assert str(spaced) in str(err.value) and len(str(err.value).splitlines()) == 1
+    verilator._refuse_spaces([tmp_path / "fine"])  # no space: nothing to say

@@ -101,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from vtabench.drivers.api import DeviceError
+    from vtabench.rtl.verilator import RtlBuildError
     from vtabench.spec.config import ConfigError
     from vtabench.spec.isa.insn import EncodeError
 
@@ -120,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     except (CliError, ConfigError, EncodeError, DeviceError, ValueError) as exc:
         print(f"vtabench {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except RtlBuildError as exc:  # its first line says why and where the build's log is
+        print(f"vtabench {args.command}: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 1
     except (KeyboardInterrupt, Terminated) as exc:
         signals.end_children()
         what = "interrupted (SIGINT)" if isinstance(exc, KeyboardInterrupt) else \

@@ -127,6 +127,20 @@ def setup_verilator_env() -> None:
         os.environ["PATH"] = os.pathsep.join([str(bindir)] + [p for p in path if p != str(bindir)])
 
 
+def _refuse_spaces(paths: list[Path]) -> None:
+    """Refuse, in one line, a build whose paths hold white space: Verilator's ``verilator``
+    wrapper execs ``$VERILATOR_ROOT/bin/verilator_bin`` unquoted and the makefiles it generates
+    split source and object paths at spaces, so such a build fails deep in make otherwise."""
+    import cocotb
+
+    tools = [Path(os.environ.get("VERILATOR_ROOT", "")), Path(cocotb.__file__).parent]
+    spaced = next((p for p in [*tools, *paths] if any(c.isspace() for c in str(p))), None)
+    if spaced is not None:
+        raise RtlBuildError(f"cannot build the simulator: the path {str(spaced)!r} has a space, "
+                            f"which Verilator's wrapper and generated makefiles cannot handle; "
+                            f"clone the checkout (with its .venv) to a path without spaces")
+
+
 def core_sources(stub: bool = False, hdl_dir: Path = HDL_DIR) -> list[Path]:
     """The core's SystemVerilog files named on the Verilator command line (the contract packages
     of hdl/gen/ first, then the top ``vta_core.sv``); the other modules are found by name in hdl/
@@ -344,6 +358,7 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
             if not force and info.get("hash") == digest:
                 return Build(cfg.name, bdir, bench.toplevel, waves, False,
                              float(info.get("seconds", 0.0)), stub)
+        _refuse_spaces([bdir, *sources, *(Path(a) for a in args if Path(a).is_absolute())])
         tty = "\r\033[K" if sys.stderr.isatty() else ""  # over a progress line being drawn
         print(f"{tty}rtl: building the simulator {bdir.name} ({_shown(str(bdir))}): "
               f"{rebuild_reason(info, inputs, recipe, force)}", file=sys.stderr, flush=True)
