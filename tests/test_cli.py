@@ -184,3 +184,21 @@ def test_unwritable_outputs_are_refused_first(tmp_path, capsys, argv, needle):
     captured = capsys.readouterr()
     assert needle.format(tmp=tmp_path) in captured.err and captured.err.count("\n") == 1
     assert captured.out == ""
+
+
+def test_a_signal_wrapped_by_an_import_ends_like_a_signal(capsys, monkeypatch) -> None:
+    """SIGINT landing in a class body's __set_name__ during an import (TVM's) reaches the CLI as
+    a RuntimeError raised from KeyboardInterrupt: one line and 130, not a traceback."""
+    from vtabench import cli
+    from vtabench.cli import validate
+
+    def interrupted_import(args):  # type: ignore[no-untyped-def]
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__ on 'Field' instance") from exc
+
+    monkeypatch.setattr(validate, "run", interrupted_import)
+    assert cli.main(["validate", "nothing.bin"]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["vtabench validate: interrupted (SIGINT); children stopped, temporary files removed"]

@@ -99,6 +99,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _signal_cause(exc: BaseException) -> KeyboardInterrupt | Terminated | None:
+    """The SIGINT / SIGTERM exception that ``exc`` was raised from, if any."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, (KeyboardInterrupt, Terminated)):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _signalled(command: str, exc: KeyboardInterrupt | Terminated) -> int:
+    """Stop what the command started, say so in one line; the shell's exit status."""
+    signals.end_children()
+    what = "interrupted (SIGINT)" if isinstance(exc, KeyboardInterrupt) else "terminated (SIGTERM)"
+    print(f"vtabench {command}: {what}; children stopped, temporary files removed",
+          file=sys.stderr)
+    return SIGNAL_EXIT[type(exc)]
+
+
 def main(argv: list[str] | None = None) -> int:
     from vtabench.drivers.api import DeviceError
     from vtabench.rtl.verilator import RtlBuildError
@@ -125,12 +144,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"vtabench {args.command}: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, Terminated) as exc:
-        signals.end_children()
-        what = "interrupted (SIGINT)" if isinstance(exc, KeyboardInterrupt) else \
-            "terminated (SIGTERM)"
-        print(f"vtabench {args.command}: {what}; children stopped, temporary files removed",
-              file=sys.stderr)
-        return SIGNAL_EXIT[type(exc)]
+        return _signalled(args.command, exc)
+    except RuntimeError as exc:
+        # a signal that lands in a class body's __set_name__ while a module is being imported
+        # (TVM's, say) comes wrapped in a RuntimeError (Python 3.11)
+        cause = _signal_cause(exc)
+        if cause is None:
+            raise
+        return _signalled(args.command, cause)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
