@@ -147,4 +147,4 @@ def test_graph_packages_pass(cfg, model) -> None:  # type: ignore[no-untyped-def
     programs = pkg.programs + pkg.profile
     assert programs
     for p in programs:
-        check_upstream_completion(decode_program(cfg, p.insns))
+        check_upstream_completion(decode_program(cfg, p.program.code))
