@@ -29,6 +29,7 @@ import random
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -245,6 +246,28 @@ class SimJob:
                 code if isinstance(code, int) else None)
         return time.monotonic() - t0
 
+    def run_harness(self, b: Build, *, seed: int, plusargs: Sequence[str],
+                    rand_init: bool = True) -> float:
+        """Run the fast path's executable ``b`` (a C++ main around the model, no cocotb) with
+        ``plusargs``, its output in the job's log; returns the wall time. Like
+        :meth:`simulate`, a failing simulator is no exception here, and an exception in this
+        process (an interrupt) kills and waits for the simulator before it passes."""
+        args = [str(b.executable), *plusargs]
+        if rand_init:
+            args += ["+verilator+rand+reset+2", f"+verilator+seed+{seed}"]
+        t0 = time.monotonic()
+        with open(self.log, "wb") as log:
+            proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, cwd=self.dir)
+            try:
+                status = proc.wait()
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+        self.exit_status = status or None
+        return time.monotonic() - t0
+
     def log_tail(self, nchars: int = 6000) -> str:
         return self.log.read_text(errors="replace")[-nchars:] if self.log.exists() else "(no log)"
 
@@ -270,7 +293,8 @@ def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = No
               validate: bool = True, quiet: bool = False, stub: bool = False,
               knobs: dict[str, int] | None = None, keep: bool = False,
               coverage: Path | None = None, mutation: Mutation | None = None,
-              trace: Path | None = None, **opts: Any) -> list[dict[str, Any]]:
+              trace: Path | None = None, fast: bool = False,
+              **opts: Any) -> list[dict[str, Any]]:
     """Run ``programs`` in one simulator process, each with its placement, DRAM knobs and cycle
     bound; returns one stats dict per program and updates each program's ``dram`` in place with
     its image after the run. ``stub``: the bench's stand-in core (the DRAM model's self-test):
@@ -283,8 +307,11 @@ def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = No
     (see DRAM_KNOBS); a program's own knobs override them. trace: write the pipeline event log
     of the batch there, one run per program (vtabench.report.trace; docs/visualize.md).
     validate: run vtabench.spec.validate first
-    (False feeds the core unchecked programs). Raises RtlRunError when the simulator gave no result;
-    a program that ends with an error code or a timeout is reported in its stats ("state").
+    (False feeds the core unchecked programs). fast: run the batch in the C++ harness
+    (tb/csrc/core_main.cpp, its own build: docs/rtl.md, Simulation speed) instead of cocotb, with
+    the same job files, the same cycles and the same results; not with waves, coverage or the
+    stand-in core. Raises RtlRunError when the simulator gave no result; a program that ends with
+    an error code or a timeout is reported in its stats ("state").
     """
     if opts:
         unknown = set(opts) - {"max_cycles", "dram_size"}
@@ -294,8 +321,11 @@ def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = No
     if not quiet:
         print(f"rtl: seed {seed}", file=sys.stderr, flush=True)
 
+    if fast and (waves or coverage is not None or stub):
+        raise ValueError("run_batch: the fast path has no waves, coverage or stand-in core "
+                         "(run those through cocotb: fast=False)")
     b: Build = build(cfg, waves=bool(waves), stub=stub, coverage=coverage is not None,
-                     mutation=mutation)
+                     mutation=mutation, fast=fast)
 
     with SimJob(f"vtabench-rtl-{cfg.name}-", keep=keep) as sim:
         job_dir = sim.dir
@@ -344,10 +374,13 @@ def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = No
         (job_dir / "job.json").write_text(json.dumps(job, indent=1))
 
         fst = waves_file(waves, f"{cfg.name}-{seed}.fst")
-        wall = sim.simulate(b, "vtabench.tb.core.core_bench", seed=seed, fst=fst,
-                            plusargs=[f"+vta_job={job_dir / 'job.json'}",
-                                      f"+dram_file={dram_file}"]
-                            + ([f"+vta_trace={Path(trace).resolve()}"] if trace else []))
+        plusargs = ([f"+vta_job={job_dir / 'job.json'}", f"+dram_file={dram_file}"]
+                    + ([f"+vta_trace={Path(trace).resolve()}"] if trace else []))
+        if fast:
+            wall = sim.run_harness(b, seed=seed, plusargs=plusargs)
+        else:
+            wall = sim.simulate(b, "vtabench.tb.core.core_bench", seed=seed, fst=fst,
+                                plusargs=plusargs)
 
         results: list[dict[str, Any]] = []
         rpath = Path(job["results"])

@@ -41,6 +41,8 @@ DRAM_CPP = TB_DIR / "csrc" / "dram.cpp"
 #: DRAM self-test's stand-in core); writes only when the simulator gets +vta_trace=FILE.
 TRACE_HDL = (TB_HDL_DIR / "vta_trace_log.sv", TB_HDL_DIR / "vta_trace_bind.sv")
 TRACE_CPP = TB_DIR / "csrc" / "trace.cpp"
+#: The fast path's main (no cocotb, no VPI): runs a batch of programs on the core bench.
+FAST_MAIN_CPP = TB_DIR / "csrc" / "core_main.cpp"
 BUILD_ROOT = build_root() / "rtl"
 TOPLEVEL = "vta_tb_top"
 #: Bump when the build recipe changes in a way the hashed inputs do not show.
@@ -104,6 +106,7 @@ class Build:
     built: bool  # True when this call (re)built, False when reused
     seconds: float  # build time of this call (0 when reused), or of the stored build
     stub: bool = False
+    fast: bool = False  # the C++ harness (FAST_MAIN_CPP) instead of cocotb's main
 
     @property
     def executable(self) -> Path:
@@ -171,8 +174,10 @@ def hashed_rtl_files(hdl_dir: Path = HDL_DIR) -> list[Path]:
 
 
 def build_dir_for(cfg: Config, waves: bool = False, stub: bool = False, coverage: bool = False,
-                  mutation: Mutation | None = None, bench: Bench | None = None) -> Path:
+                  mutation: Mutation | None = None, bench: Bench | None = None,
+                  fast: bool = False) -> Path:
     name = (cfg.name + ("-stub" if stub else "") + (bench or CORE_BENCH).suffix
+            + ("-fast" if fast else "")
             + ("-waves" + ("" if waves_format() == "fst" else "-vcd") if waves else "")
             + ("-cov" if coverage else "")
             + (f"-mut-{mutation.tag}" if mutation else ""))
@@ -233,6 +238,18 @@ def _runner(public: str):  # -> cocotb_tools.runner.Verilator
             return cmds
 
     return _BenchVerilator()
+
+
+def _fast_commands(sources: list[Path], args: list[str], bdir: Path,
+                   toplevel: str) -> list[list[str]]:
+    """Verilator and make for the fast path: the same model and options as the cocotb build,
+    with the harness FAST_MAIN_CPP as its main instead of cocotb's (no --vpi, no public
+    signals beyond the bench top's .vlt)."""
+    return [["verilator", "-cc", "--exe", "-Mdir", str(bdir), "--top-module", toplevel,
+             "--prefix", "Vtop", "-o", toplevel, *args, "--timescale", "1ns/1ps",
+             str(FAST_MAIN_CPP), *(str(s) for s in sources)],
+            ["make", "-j", str(min(os.cpu_count() or 1, 4)), "-C", str(bdir), "-f", "Vtop.mk",
+             "CFG_CXXFLAGS_PCH_I=-include"]]
 
 
 def _tool_versions() -> str:
@@ -317,14 +334,17 @@ def rebuild_reason(old: Mapping[str, Any] | None, inputs: Mapping[str, str],
 
 def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool = False,
           verbose: bool = False, coverage: bool = False, mutation: Mutation | None = None,
-          bench: Bench | None = None) -> Build:
+          bench: Bench | None = None, fast: bool = False) -> Build:
     """Build (or reuse) a simulator of ``cfg``; returns where it is. ``bench``: the top (the
     core bench by default; the PCIe platform passes its own). ``coverage``: Verilator line and
     toggle coverage (each run writes coverage.dat); ``mutation``: a test-only mutant of one RTL
-    file (see :class:`Mutation`)."""
+    file (see :class:`Mutation`); ``fast``: the core bench with the C++ harness as its main
+    (tb/csrc/core_main.cpp; no waves, coverage or stand-in core), in ``<config>-fast``."""
     bench = bench or CORE_BENCH
+    if fast and (waves or stub or coverage or bench is not CORE_BENCH):
+        raise ValueError("the fast path is the core bench only, without waves, coverage or stub")
     setup_verilator_env()
-    bdir = build_dir_for(cfg, waves, stub, coverage, mutation, bench)
+    bdir = build_dir_for(cfg, waves, stub, coverage, mutation, bench, fast)
     bdir.mkdir(parents=True, exist_ok=True)
     lock_path = bdir.parent / f".{bdir.name}.lock"
     with open(lock_path, "w") as lock:
@@ -344,8 +364,10 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
                                              if f not in sources])
         recipe = {"recipe version": RECIPE_VERSION, "build options": args,
                   "tool versions": _tool_versions(), "configuration": cfg.as_dict(),
-                  "public signals": PUBLIC, "top": bench.toplevel}
-        digest, inputs = _hash_inputs(hashed + [DRAM_CPP, TRACE_CPP],
+                  "public signals": PUBLIC, "top": bench.toplevel,
+                  **({"main": "fast harness"} if fast else {})}  # (cocotb builds keep their hash)
+        digest, inputs = _hash_inputs(hashed + [DRAM_CPP, TRACE_CPP]
+                                      + ([FAST_MAIN_CPP] if fast else []),
                                       json.dumps(list(recipe.values())))
         stamp = bdir / "stamp.json"
         exe = bdir / bench.toplevel
@@ -357,7 +379,7 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
                 info = {}
             if not force and info.get("hash") == digest:
                 return Build(cfg.name, bdir, bench.toplevel, waves, False,
-                             float(info.get("seconds", 0.0)), stub)
+                             float(info.get("seconds", 0.0)), stub, fast)
         _refuse_spaces([bdir, *sources, *(Path(a) for a in args if Path(a).is_absolute())])
         tty = "\r\033[K" if sys.stderr.isatty() else ""  # over a progress line being drawn
         print(f"{tty}rtl: building the simulator {bdir.name} ({_shown(str(bdir))}): "
@@ -367,12 +389,17 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
             if entry.name not in ("gen", "mutant_hdl"):
                 shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
         t0 = time.monotonic()
-        runner = _runner(PUBLIC)
         log = bdir / "build.log"
         try:
-            runner.build(sources=[str(s) for s in sources], hdl_toplevel=bench.toplevel,
-                         build_dir=str(bdir), build_args=args, waves=waves,
-                         timescale=("1ns", "1ps"), log_file=str(log), always=True)
+            if fast:
+                with open(log, "w") as out:
+                    for cmd in _fast_commands(sources, args, bdir, bench.toplevel):
+                        subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, check=True)
+            else:
+                _runner(PUBLIC).build(sources=[str(s) for s in sources],
+                                      hdl_toplevel=bench.toplevel, build_dir=str(bdir),
+                                      build_args=args, waves=waves, timescale=("1ns", "1ps"),
+                                      log_file=str(log), always=True)
         except (subprocess.CalledProcessError, SystemExit, Exception) as exc:  # noqa: BLE001
             tail = log.read_text(errors="replace")[-4000:] if log.exists() else ""
             raise RtlBuildError(f"Verilator build of {cfg.name} failed ({exc}); log {log}:\n"
@@ -385,7 +412,7 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
                                      "recipe": recipe}, indent=1))
         if verbose:
             print(f"built {bdir.name} in {seconds:.1f} s: {bdir}")
-        return Build(cfg.name, bdir, bench.toplevel, waves, True, seconds, stub)
+        return Build(cfg.name, bdir, bench.toplevel, waves, True, seconds, stub, fast)
 
 
 def waves_format() -> str:
