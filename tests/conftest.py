@@ -12,6 +12,8 @@
 - Nothing left behind: a run fails when /dev/shm holds a ``vtabench`` entry at its end that it did
   not hold at its start (a simulator's job folder, a device's socket folder), naming each one.
   Only the controlling process checks (with pytest-xdist, after every worker has finished).
+  The build folder's scratch made during the run (the shared work of ``shared_work``, the
+  simulators of RTL mutants that tests build) is removed at its end.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ SHM_PREFIX = "vtabench"
 SHM_GRACE_S = 2.0
 #: The run's /dev/shm entries at its start (controller only).
 _SHM_AT_START = pytest.StashKey[set[str]]()
+#: The build folder's scratch at the run's start (controller only).
+_SCRATCH_AT_START = pytest.StashKey[set[Path]]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -65,16 +69,27 @@ def _is_controller(config: pytest.Config) -> bool:
     return not hasattr(config, "workerinput")
 
 
+def build_scratch() -> set[Path]:
+    """The build folder's scratch now: each run's shared work (build/pytest/RUN) and the
+    simulators of RTL mutants (build/rtl/CONFIG-mut-TAG, build/units/UNIT-mut-TAG)."""
+    root = build_root()
+    return {*root.glob("pytest/*"), *root.glob("rtl/*-mut-*"), *root.glob("units/*-mut-*")}
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     if _is_controller(session.config):
         session.config.stash[_SHM_AT_START] = shm_entries()
+        session.config.stash[_SCRATCH_AT_START] = build_scratch()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the run when it left entries in /dev/shm (see the module docstring)."""
+    """Remove the run's build scratch; fail the run when it left entries in /dev/shm (see the
+    module docstring)."""
     config = session.config
     if not _is_controller(config) or _SHM_AT_START not in config.stash:
         return
+    for scratch in build_scratch() - config.stash[_SCRATCH_AT_START]:
+        shutil.rmtree(scratch, ignore_errors=True)
     before = config.stash[_SHM_AT_START]
     deadline = time.monotonic() + SHM_GRACE_S
     while (left := shm_entries() - before) and time.monotonic() < deadline:

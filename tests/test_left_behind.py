@@ -58,3 +58,24 @@ def test_a_run_that_cleans_up_passes(tmp_path: Path) -> None:
     r = _run(tmp_path, leak, xdist=False, clean_up=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert not leak.exists()
+
+
+@pytest.mark.parametrize("xdist", [False, True], ids=["single", "xdist"])
+def test_the_build_scratch_of_a_run_is_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               xdist: bool) -> None:
+    """The run's shared work (build/pytest/RUN) and its RTL mutant builds go at its end; what
+    the build folder held before the run stays."""
+    build = tmp_path / "build"
+    kept = [build / "rtl" / "default", build / "rtl" / "default-mut-old"]
+    for folder in kept:
+        folder.mkdir(parents=True)
+    monkeypatch.setenv("VTABENCH_BUILD_DIR", str(build))
+    made = [build / "pytest" / "run1", build / "rtl" / "default-mut-abc",
+            build / "units" / "alu-mut-def"]
+    # the leaky test makes the first; the others are made the same way, one run each
+    for folder in made:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        r = _run(tmp_path, folder, xdist=xdist, clean_up=False)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert not folder.exists(), f"{folder} stayed after the run"
+    assert all(folder.is_dir() for folder in kept)
