@@ -51,7 +51,6 @@ NOT_OURS = {
     "image/*.bin": "a member of a .vtapkg package",
     "programs/*.bin": "a member of a .vtapkg package",
     "profile/*.bin": "a member of a .vtapkg package",
-    "vta_regs.h": "generated into build/c-driver/<config>/gen/",
     "vta_sim_protocol.h": "generated into build/c-driver/<config>/gen/",
 }
 #: First parts of paths that are outputs or someone's machine, never sources.
