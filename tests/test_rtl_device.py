@@ -24,6 +24,7 @@ from vtabench.spec.config import load_config
 from vtabench.spec.contracts import regs as R
 from dense_layers import gemm_layer
 from platform_devices import programs, run_programs
+from test_rtl_assertions import fired
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +130,22 @@ def test_register_block_semantics(rtl_dev):  # type: ignore[no-untyped-def]
     assert w[5] == len(code) // 16
     with pytest.raises(DeviceError, match="not a 32-bit register of BAR0"):
         dev.mmio([("r", 0x1000)])
+
+
+@pytest.mark.rtl
+def test_bar0_protocol_assertions_fire(cfg):  # type: ignore[no-untyped-def]
+    """The platform top's AXI4-Lite checks stop a master that breaks the rules (every other
+    platform test runs with them on and quiet): AWADDR changed while AWVALID waits."""
+    from vtabench.rtl.platform_build import build_platform
+    from vtabench.rtl.simjob import SimJob
+
+    with SimJob("vtabench-bar0-misuse-") as job:
+        job.simulate(build_platform(cfg), "vtabench.tb.platform.bar0_misuse", seed=1,
+                     plusargs=[])
+        log = job.log_tail(20000)
+    hits = fired(log)
+    assert hits, f"no assertion fired:\n{log[-3000:]}"
+    assert hits[0][1] == "a_axil_aw_held" and "AWADDR" in hits[0][2], hits
 
 
 # --- synchronization: per layer (upstream) versus batched (cloud RFC), through the runtime ------

@@ -165,6 +165,54 @@ module vta_pcie_top #(
     .stat_mapped_bytes_o      (dram_mapped_bytes_o)
   );
 
+  // BAR0 protocol checks (AMBA AXI4-Lite, ARM IHI 0022 A3.2.1, A3.3.1, B1.1): the host's master
+  // (tb/platform/model.py, hand-written handshakes: docs/platform.md says why not cocotbext-axi's
+  // AxiLiteMaster) and the shell's register block (hdl/gen/vta_regs.sv) on their shared interface.
+  // A channel's VALID stays up with its payload stable until READY; a response comes only for a
+  // request already accepted (B after both AW and W, R after AR) and never says EXOKAY.
+  logic [7:0] axil_aw_n, axil_w_n, axil_b_n, axil_ar_n, axil_r_n;  // handshakes so far (wrapping)
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      {axil_aw_n, axil_w_n, axil_b_n, axil_ar_n, axil_r_n} <= '0;
+    end else begin
+      axil_aw_n <= axil_aw_n + 8'(s_axil_awvalid_i && s_axil_awready_o);
+      axil_w_n  <= axil_w_n + 8'(s_axil_wvalid_i && s_axil_wready_o);
+      axil_b_n  <= axil_b_n + 8'(s_axil_bvalid_o && s_axil_bready_i);
+      axil_ar_n <= axil_ar_n + 8'(s_axil_arvalid_i && s_axil_arready_o);
+      axil_r_n  <= axil_r_n + 8'(s_axil_rvalid_o && s_axil_rready_i);
+    end
+  end
+
+  a_axil_aw_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      s_axil_awvalid_i && !s_axil_awready_o |=> s_axil_awvalid_i && $stable(s_axil_awaddr_i))
+    else $error("BAR0 AW: AWVALID dropped or AWADDR changed before AWREADY");
+  a_axil_w_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      s_axil_wvalid_i && !s_axil_wready_o |=> s_axil_wvalid_i &&
+      $stable({s_axil_wdata_i, s_axil_wstrb_i}))
+    else $error("BAR0 W: WVALID dropped or WDATA/WSTRB changed before WREADY");
+  a_axil_ar_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      s_axil_arvalid_i && !s_axil_arready_o |=> s_axil_arvalid_i && $stable(s_axil_araddr_i))
+    else $error("BAR0 AR: ARVALID dropped or ARADDR changed before ARREADY");
+  a_axil_b_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      s_axil_bvalid_o && !s_axil_bready_i |=> s_axil_bvalid_o && $stable(s_axil_bresp_o))
+    else $error("BAR0 B: BVALID dropped or BRESP changed before BREADY");
+  a_axil_r_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      s_axil_rvalid_o && !s_axil_rready_i |=> s_axil_rvalid_o &&
+      $stable({s_axil_rdata_o, s_axil_rresp_o}))
+    else $error("BAR0 R: RVALID dropped or RDATA/RRESP changed before RREADY");
+  a_axil_b_after_aw_w: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      s_axil_bvalid_o |-> axil_aw_n != axil_b_n && axil_w_n != axil_b_n)
+    else $error("BAR0 B: BVALID without an accepted AW and W to answer");
+  a_axil_r_after_ar: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      s_axil_rvalid_o |-> axil_ar_n != axil_r_n)
+    else $error("BAR0 R: RVALID without an accepted AR to answer");
+  a_axil_b_no_exokay: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      s_axil_bvalid_o |-> s_axil_bresp_o != 2'b01)
+    else $error("BAR0 B: EXOKAY (AXI4-Lite has no exclusive access)");
+  a_axil_r_no_exokay: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      s_axil_rvalid_o |-> s_axil_rresp_o != 2'b01)
+    else $error("BAR0 R: EXOKAY (AXI4-Lite has no exclusive access)");
+
   // The RTL's assertions hold from the first reset on: before it every register is random
   // (+verilator+rand+reset), so they stay off until the bench has held rst_ni low on a clock edge.
   initial $assertoff;
