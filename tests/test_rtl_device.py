@@ -16,15 +16,15 @@ import signal
 
 import numpy as np
 import pytest
-from vtabench.tb.platform.link import H2D, preset
-
-from vtabench.drivers import DeviceError
-from vtabench.processes import alive
-from vtabench.spec.config import load_config
-from vtabench.spec.contracts import regs as R
 from dense_layers import gemm_layer
 from platform_devices import programs, run_programs
 from test_rtl_assertions import fired
+from vtabench.drivers import DeviceError
+from vtabench.tb.platform.link import H2D, preset
+
+from vtabench.processes import alive
+from vtabench.spec.config import load_config
+from vtabench.spec.contracts import regs as R
 
 
 @pytest.fixture(scope="module")

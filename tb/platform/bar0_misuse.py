@@ -12,9 +12,9 @@ from typing import Any
 
 import cocotb
 from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
+from vtabench.tb.platform.model import Platform
 
 from vtabench.spec.contracts import regs as R
-from vtabench.tb.platform.model import Platform
 
 #: Clock cycles to wait for AWREADY to fall before the bench gives up (it falls within three).
 MAX_WAIT_CYCLES = 20
