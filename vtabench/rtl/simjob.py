@@ -1,7 +1,11 @@
-"""Run raw programs on the RTL core bench (Verilator + cocotb, top ``vta_tb_top``).
+"""Run raw programs on the RTL core bench (Verilator, top ``vta_tb_top``).
 
 One simulator process runs a whole batch of programs (:func:`run_batch`), resetting the core in
 between, because starting the simulator costs about a second and pytest runs dozens of programs.
+Two benches read the same job folder and write the same results, cycle for cycle
+(tests/test_rtl_fastpath.py): the fast path, a C++ main around the model (tb/csrc/core_main.cpp;
+the default), and the cocotb bench (tb/core/core_bench.py; waves, coverage, the stand-in core,
+or VTABENCH_RTL_BENCH=cocotb). Below, "the cocotb test" stands for either.
 The platform device (``open_device("rtl", cfg)``, ``vtabench exec --target rtl``) runs in a
 simulator that ``vtabench.drivers.rtl.launcher`` starts. :class:`SimJob` is the simulator launch
 both use: a job folder in /dev/shm, the cocotb runner call, the log.
@@ -288,12 +292,26 @@ class SimJob:
         return f"{cause}; full log: {kept}"
 
 
+#: VTABENCH_RTL_BENCH: "fast" (the default) or "cocotb": which bench runs a batch when the caller
+#: does not say (:func:`run_batch`'s ``fast=None``).
+BENCH_ENV = "VTABENCH_RTL_BENCH"
+
+
+def bench_choice() -> str:
+    """The bench a batch runs on when its caller does not say: VTABENCH_RTL_BENCH, "fast" when
+    unset; an unknown value is refused in one line naming it."""
+    value = os.environ.get(BENCH_ENV, "fast").strip().lower() or "fast"
+    if value not in ("fast", "cocotb"):
+        raise ValueError(f"{BENCH_ENV}={value!r}: expected 'fast' or 'cocotb'")
+    return value
+
+
 def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = None,
               waves: bool | str | Path | None = None, timeout_s: float | None = None,
               validate: bool = True, quiet: bool = False, stub: bool = False,
               knobs: dict[str, int] | None = None, keep: bool = False,
               coverage: Path | None = None, mutation: Mutation | None = None,
-              trace: Path | None = None, fast: bool = False,
+              trace: Path | None = None, fast: bool | None = None,
               **opts: Any) -> list[dict[str, Any]]:
     """Run ``programs`` in one simulator process, each with its placement, DRAM knobs and cycle
     bound; returns one stats dict per program and updates each program's ``dram`` in place with
@@ -307,10 +325,11 @@ def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = No
     (see DRAM_KNOBS); a program's own knobs override them. trace: write the pipeline event log
     of the batch there, one run per program (vtabench.report.trace; docs/visualize.md).
     validate: run vtabench.spec.validate first
-    (False feeds the core unchecked programs). fast: run the batch in the C++ harness
-    (tb/csrc/core_main.cpp, its own build: docs/rtl.md, Simulation speed) instead of cocotb, with
-    the same job files, the same cycles and the same results; not with waves, coverage or the
-    stand-in core. Raises RtlRunError when the simulator gave no result; a program that ends with
+    (False feeds the core unchecked programs). fast: True runs the batch in the C++ harness
+    (tb/csrc/core_main.cpp, its own build: docs/rtl.md, Simulation speed), False in the cocotb
+    bench (tb/core/core_bench.py): the same job files, the same cycles, the same results
+    (tests/test_rtl_fastpath.py); None (the default) picks the harness unless waves, coverage or
+    the stand-in core are asked for or VTABENCH_RTL_BENCH=cocotb is set. Raises RtlRunError when the simulator gave no result; a program that ends with
     an error code or a timeout is reported in its stats ("state").
     """
     if opts:
@@ -321,6 +340,8 @@ def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = No
     if not quiet:
         print(f"rtl: seed {seed}", file=sys.stderr, flush=True)
 
+    if fast is None:
+        fast = not (waves or coverage is not None or stub) and bench_choice() == "fast"
     if fast and (waves or coverage is not None or stub):
         raise ValueError("run_batch: the fast path has no waves, coverage or stand-in core "
                          "(run those through cocotb: fast=False)")
