@@ -2,7 +2,8 @@
 cycle: the directed set (ideal memory and a slow, back-pressuring one), 200 random programs with
 random DRAM knobs (latency, gaps, stalls, out-of-order reads, injected write errors, fault
 windows), programs with an error code, a deadlock that hits the cycle limit in the middle of the
-batch, and odd placements. Every field of every result (cycles, counters, DRAM statistics, error
+batch, and odd placements, on the fast path's checking build and on its speed build (no
+assertions). Every field of every result (cycles, counters, DRAM statistics, error
 code and index, state, cycles waited, stray writes) and every DRAM image byte must agree.
 
 Seeds: VTABENCH_SEED fixes the programs and knobs (printed); otherwise the run's seed.
@@ -89,17 +90,26 @@ def _batch(seed: int) -> list[Program]:
     return progs
 
 
-def _run(seed: int, fast: bool) -> tuple[list[dict[str, Any]], list[np.ndarray]]:
+def _run(seed: int, **bench: bool) -> tuple[list[dict[str, Any]], list[np.ndarray]]:
     progs = _batch(seed)
     stats = run_batch(load_config("default"), progs, seed=seed, validate=False, quiet=True,
-                      fast=fast)
+                      **bench)
     return stats, [p.dram for p in progs]
 
 
-def test_fast_path_agrees_with_cocotb_cycle_for_cycle(run_seed: int) -> None:
+@pytest.fixture(scope="module")
+def cocotb_batch(run_seed: int) -> tuple[list[dict[str, Any]], list[np.ndarray]]:
+    return _run(run_seed, fast=False)
+
+
+@pytest.mark.parametrize("bench", [{"fast": True}, {"speed": True}], ids=["fast", "speed"])
+def test_fast_path_agrees_with_cocotb_cycle_for_cycle(
+        run_seed: int, cocotb_batch: tuple[list[dict[str, Any]], list[np.ndarray]],
+        bench: dict[str, bool]) -> None:
+    """The fast path's checking build, and its speed build (no assertions), against cocotb."""
     print(f"seed {run_seed}")
-    slow, slow_images = _run(run_seed, fast=False)
-    fast, fast_images = _run(run_seed, fast=True)
+    slow, slow_images = cocotb_batch
+    fast, fast_images = _run(run_seed, **bench)
     assert len(slow) == len(fast) == len(slow_images)
     states = {s["state"] for s in slow}
     # the batch reaches every ending: done, an error code, the cycle limit

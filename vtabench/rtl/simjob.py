@@ -311,7 +311,7 @@ def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = No
               validate: bool = True, quiet: bool = False, stub: bool = False,
               knobs: dict[str, int] | None = None, keep: bool = False,
               coverage: Path | None = None, mutation: Mutation | None = None,
-              trace: Path | None = None, fast: bool | None = None,
+              trace: Path | None = None, fast: bool | None = None, speed: bool = False,
               **opts: Any) -> list[dict[str, Any]]:
     """Run ``programs`` in one simulator process, each with its placement, DRAM knobs and cycle
     bound; returns one stats dict per program and updates each program's ``dram`` in place with
@@ -329,7 +329,8 @@ def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = No
     (tb/csrc/core_main.cpp, its own build: docs/rtl.md, Simulation speed), False in the cocotb
     bench (tb/core/core_bench.py): the same job files, the same cycles, the same results
     (tests/test_rtl_fastpath.py); None (the default) picks the harness unless waves, coverage or
-    the stand-in core are asked for or VTABENCH_RTL_BENCH=cocotb is set. Raises RtlRunError when the simulator gave no result; a program that ends with
+    the stand-in core are asked for or VTABENCH_RTL_BENCH=cocotb is set. speed: the fast path's
+    build without the RTL's assertions (benchmarks, long runs; implies fast). Raises RtlRunError when the simulator gave no result; a program that ends with
     an error code or a timeout is reported in its stats ("state").
     """
     if opts:
@@ -340,13 +341,16 @@ def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = No
     if not quiet:
         print(f"rtl: seed {seed}", file=sys.stderr, flush=True)
 
+    if speed and fast is False:
+        raise ValueError("run_batch: speed is a build of the fast path (fast=True or None)")
     if fast is None:
-        fast = not (waves or coverage is not None or stub) and bench_choice() == "fast"
+        fast = speed or (not (waves or coverage is not None or stub)
+                         and bench_choice() == "fast")
     if fast and (waves or coverage is not None or stub):
         raise ValueError("run_batch: the fast path has no waves, coverage or stand-in core "
                          "(run those through cocotb: fast=False)")
     b: Build = build(cfg, waves=bool(waves), stub=stub, coverage=coverage is not None,
-                     mutation=mutation, fast=fast)
+                     mutation=mutation, fast=fast, speed=speed)
 
     with SimJob(f"vtabench-rtl-{cfg.name}-", keep=keep) as sim:
         job_dir = sim.dir
