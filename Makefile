@@ -70,7 +70,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_fsim.py
-	$(BIN)/python bench/bench_rtl.py
+	$(BIN)/python bench/bench_rtl.py --baseline --speed
 	$(BIN)/python bench/bench_resnet18.py --json results/bench_resnet18.json
 	$(BIN)/python -m vtabench.workloads resnet18 -o results/resnet18.onnx --seed 0
 	$(BIN)/vtabench compile --config $(CONFIG) --no-profile -o results/resnet18-$(CONFIG).vtapkg results/resnet18.onnx
