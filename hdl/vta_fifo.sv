@@ -112,4 +112,69 @@ module vta_fifo #(
     else $error("fifo: the RAM read the slot being written and its word is used");
 `endif
 
+`ifdef FORMAL
+  // Read by the formal flow only (`vtabench formal`, formal/vta_fifo_props.sv states the port
+  // properties). The internal invariants that let k-induction close, and the data-order
+  // scoreboard: one word, chosen by the solver among all pushes (f_pick), is followed to the
+  // head; it must come out unchanged after exactly the words pushed before it.
+  logic [Width-1:0] f_mem_head;
+  if (LutRam) begin : g_f_lutram
+    assign f_mem_head = g_lutram.mem_q[rptr_q];
+  end else begin : g_f_ram
+    assign f_mem_head = g_ram.mem_q[rptr_q];
+  end
+  logic             f_tracked;  // the picked word is in the FIFO
+  logic [Width-1:0] f_word;     // its value
+  logic [Cw-1:0]    f_ahead;    // words in front of it
+  // sums held in wires of their width: Yosys sizes a compare of an unsized sum at 32 bits
+  logic [Aw-1:0] f_rptr_inc, f_wptr_exp, f_slot_addr;
+  assign f_rptr_inc  = rptr_q + Aw'(1);
+  assign f_wptr_exp  = rptr_q + Aw'(count_q);
+  assign f_slot_addr = rptr_q + Aw'(f_ahead);
+  (* anyseq *) logic f_pick;
+  logic [Width-1:0] f_slot;     // the RAM slot that holds it
+  if (LutRam) begin : g_f_slot_lutram
+    assign f_slot = g_lutram.mem_q[f_slot_addr];
+  end else begin : g_f_slot_ram
+    assign f_slot = g_ram.mem_q[f_slot_addr];
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      f_tracked <= 1'b0;
+      f_ahead   <= '0;
+    end else if (clr_i) begin
+      f_tracked <= 1'b0;
+      f_ahead   <= '0;
+    end else if (f_tracked) begin
+      if (pop) begin
+        f_tracked <= (f_ahead != '0);
+        f_ahead   <= f_ahead - Cw'(1);
+      end
+    end else if (push && f_pick) begin
+      f_tracked <= 1'b1;
+      f_word    <= wdata_i;
+      f_ahead   <= count_q - Cw'(pop);
+    end
+  end
+  // combinational: each state of a trace is checked as it is (a clocked immediate assert is
+  // sampled at the edge, where the asynchronous reset of the cycle has already acted)
+  always @* begin
+    if (rst_ni) begin
+      f_count_range: assert (count_q <= Cw'(Depth));
+      f_rptr_next: assert (rptr_nx_q == f_rptr_inc);
+      f_wptr: assert (wptr_q == f_wptr_exp);
+      if (count_q != '0) begin
+        f_head: assert (rdata_o == f_mem_head);
+      end
+      if (f_tracked) begin
+        f_ahead_in_fifo: assert (f_ahead < count_q);
+        f_word_kept: assert (f_slot == f_word);
+        if (f_ahead == '0) begin
+          f_order: assert (rvalid_o && rdata_o == f_word);
+        end
+      end
+    end
+  end
+`endif
+
 endmodule : vta_fifo

