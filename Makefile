@@ -21,7 +21,7 @@ FPGA_DEVICE ?= LFE5UM5G-85F
 FPGA_FREQ ?= 100
 FPGA_XILINX ?= default,cloud32
 
-.PHONY: all setup sim test test-all lint bench smoke regress mutation coverage waves gen clean help fpga fuzz
+.PHONY: all setup sim test test-all lint formal bench smoke regress mutation coverage waves gen clean help fpga fuzz
 
 all: test
 
@@ -30,6 +30,7 @@ help:
 	@echo "make test    the test suite without the slow runs (what CI runs)"
 	@echo "make test-all every test, the slow ones (large networks, whole-shell synthesis) too"
 	@echo "make fuzz    property-based fuzzing of the CLI and loaders, long profile (tests/test_fuzz.py)"
+	@echo "make formal  SymbiYosys proofs of the units (k-induction, covers; docs/formal.md)"
 	@echo "make lint    verilator -Wall lint and Yosys coarse synthesis of the core"
 	@echo "make bench   benchmarks (fsim GMAC/s, RTL cycles/s, ResNet-18 on fsim and rtl, ResNet-18 and random programs on OpenCL: PLATFORM=name)"
 	@echo "make smoke   on-board smoke test on an OpenCL device (PLATFORM=name)"
@@ -67,6 +68,10 @@ test-all: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/python -m vtabench.rtl.lint
+
+# Every formal proof of the units (SymbiYosys from PyPI; docs/formal.md); make test runs the quick ones.
+formal: $(STAMP)
+	$(BIN)/vtabench formal
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_fsim.py
