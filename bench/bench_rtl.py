@@ -31,7 +31,7 @@ from vtabench.verify import perf
 PATHS: dict[str, dict[str, bool]] = {
     "cocotb + Verilator": {"fast": False},
     "fast path (C++ main + Verilator)": {"fast": True},
-    "fast path, speed build (no assertions)": {"fast": True, "speed": True},
+    "fast path, speed build (no assertions, -march=native)": {"fast": True, "speed": True},
 }
 COCOTB, FAST, SPEED = PATHS
 

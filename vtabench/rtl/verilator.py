@@ -204,6 +204,8 @@ def _build_args(waves: bool, coverage: bool = False, assertions: bool = True) ->
         str(DRAM_CPP),
         str(TRACE_CPP),
     ]
+    if not assertions:  # a speed build, for this machine only (its CPU is in the stamp)
+        args += ["-CFLAGS", "-march=native"]
     if waves:
         args += (["--trace-fst"] if waves_format() == "fst" else []) + ["--trace-structs"]
     if coverage:
@@ -253,6 +255,18 @@ def _fast_commands(sources: list[Path], args: list[str], bdir: Path,
              str(FAST_MAIN_CPP), *(str(s) for s in sources)],
             ["make", "-j", str(min(os.cpu_count() or 1, 4)), "-C", str(bdir), "-f", "Vtop.mk",
              "CFG_CXXFLAGS_PCH_I=-include"]]
+
+
+def _host_cpu() -> str:
+    """The CPU a speed build (-march=native) is for: /proc/cpuinfo's model name and a hash of
+    its feature flags (virtual machines name different CPUs alike)."""
+    try:
+        first = Path("/proc/cpuinfo").read_text().split("\n\n")[0].splitlines()
+        info = {k.strip(): v for k, v in (line.split(":", 1) for line in first if ":" in line)}
+    except OSError:
+        return os.uname().machine
+    flags = hashlib.sha256(info.get("flags", "").encode()).hexdigest()[:12]
+    return f"{info.get('model name', '?').strip()}, flags {flags}"
 
 
 def _tool_versions() -> str:
@@ -343,8 +357,9 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
     toggle coverage (each run writes coverage.dat); ``mutation``: a test-only mutant of one RTL
     file (see :class:`Mutation`); ``fast``: the core bench with the C++ harness as its main
     (tb/csrc/core_main.cpp; no waves, coverage or stand-in core), in ``<config>-fast``;
-    ``speed``: that build without the RTL's assertions (``<config>-fast-speed``: for benchmarks
-    and long runs, about 1.4x the cycles per second; docs/rtl.md, Simulation speed)."""
+    ``speed``: that build without the RTL's assertions and with g++ ``-march=native``
+    (``<config>-fast-speed``, rebuilt on another CPU model: for benchmarks and long runs, about
+    twice the cycles per second; docs/rtl.md, Simulation speed)."""
     bench = bench or CORE_BENCH
     fast = fast or speed
     if fast and (waves or stub or coverage or bench is not CORE_BENCH):
@@ -371,7 +386,8 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
         recipe = {"recipe version": RECIPE_VERSION, "build options": args,
                   "tool versions": _tool_versions(), "configuration": cfg.as_dict(),
                   "public signals": PUBLIC, "top": bench.toplevel,
-                  **({"main": "fast harness"} if fast else {})}  # (cocotb builds keep their hash)
+                  **({"main": "fast harness"} if fast else {}),  # (cocotb builds keep their hash)
+                  **({"host cpu": _host_cpu()} if speed else {})}
         digest, inputs = _hash_inputs(hashed + [DRAM_CPP, TRACE_CPP]
                                       + ([FAST_MAIN_CPP] if fast else []),
                                       json.dumps(list(recipe.values())))
