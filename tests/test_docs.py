@@ -53,9 +53,14 @@ NOT_OURS = {
     "profile/*.bin": "a member of a .vtapkg package",
     "vta_sim_protocol.h": "generated into build/c-driver/<config>/gen/",
 }
+#: Top-level folders .gitignore keeps out of the tree (builds, results, the venv, wheels carried
+#: to the device machine): a fresh clone has none of them, so docs naming them name outputs.
+IGNORED_ROOTS = tuple(line.strip().strip("/") + "/" for line in
+                      (ROOT / ".gitignore").read_text().splitlines()
+                      if line.startswith("/") and line.strip().endswith("/"))
 #: First parts of paths that are outputs or someone's machine, never sources.
-OUTPUT_ROOTS = ("results/", "build/", "/", "~", "$", "./", "../build", "http:", "https:",
-                "file:", ".venv/", "site-packages/")
+OUTPUT_ROOTS = ("/", "~", "$", "./", "../build", "http:", "https:", "file:", "site-packages/",
+                *IGNORED_ROOTS)
 
 PATH_CHARS = r"[A-Za-z0-9_.*\-]"
 #: A path with at least one slash: a/b, a/b/, a/b.c, a/*.json
