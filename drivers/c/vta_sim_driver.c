@@ -81,16 +81,24 @@ static struct {
   size_t freed_bytes;
 } g = {.fd = -1};
 
+/* One line on stderr, and the driver is unusable from here on. */
+static void report(const char* fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+static void report(const char* fmt, va_list ap) {
+  fputs("vta sim driver: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  fflush(stderr);
+  g.broken = 1;
+}
+
 static void die(const char* fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
 static void die(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("vta sim driver: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  report(fmt, ap);
   va_end(ap);
-  g.broken = 1;
   exit(EXIT_FAILURE);
 }
 
@@ -101,12 +109,8 @@ static void misuse(const char* fmt, ...) __attribute__((noreturn, format(printf,
 static void misuse(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("vta sim driver: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  report(fmt, ap);
   va_end(ap);
-  fflush(stderr);
-  g.broken = 1;
   abort();
 }
 
