@@ -49,6 +49,8 @@ SOLVER = "yices-smt2"
 #: a package import in a module's header, which Yosys's front end does not parse: moved to the
 #: file's scope before the module (as vtabench.rtl.lint's Yosys copies do)
 HEADER_IMPORT = re.compile(r"^(\s*)module\s+(\w+)\s+((?:import\s+[\w:*]+\s*;\s*)+)", re.MULTILINE)
+#: the tasks of every job's .sby file: the asserts (prove or bmc) and the covers
+TASKS = ("check", "cover")
 #: seconds between the progress lines of a long job
 PROGRESS_S = 30.0
 #: seconds sby gets to stop its engines on SIGTERM before everything under it is killed
@@ -104,8 +106,7 @@ JOBS: tuple[Job, ...] = (
     Job("fifo-8-lutram", "vta_fifo", ("vta_fifo.sv",), "prove", 12, 20,
         {"Width": 8, "Depth": 8, "LutRam": 1}),
     Job("span_mask-16", "vta_span_mask", ("vta_span_mask.sv",), "bmc", 1, 10,
-        {"Lanes": 16, "OffWidth": 34, "LenWidth": 32}, quick=False, combinational=True,
-        why="cover_partial_start is unreached: open (docs/formal.md)"),
+        {"Lanes": 16, "OffWidth": 34, "LenWidth": 32}, combinational=True),
     Job("span_mask-24", "vta_span_mask", ("vta_span_mask.sv",), "bmc", 1, 10,
         {"Lanes": 24, "OffWidth": 34, "LenWidth": 32}, quick=False, combinational=True),
     Job("span_mask-64", "vta_span_mask", ("vta_span_mask.sv",), "bmc", 1, 10,
@@ -150,6 +151,8 @@ class Result:
     seconds: float
     properties: tuple[Property, ...]
     workdir: Path
+    #: stopped at run_job's ``limit_s``: no property judged
+    timed_out: bool = False
 
     @property
     def ok(self) -> bool:
@@ -240,8 +243,11 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def run_job(job: Job, out_dir: Path, hdl_dir: Path = HDL_DIR, tag: str = "",
-            say: Callable[[str], None] | None = None) -> Result:
-    """Run one job (in build/formal/<name>[-tag]/); counterexamples go to ``out_dir``."""
+            say: Callable[[str], None] | None = None, tasks: tuple[str, ...] = TASKS,
+            limit_s: float | None = None) -> Result:
+    """Run one job (in build/formal/<name>[-tag]/); counterexamples go to ``out_dir``.
+    ``tasks``: both (the asserts and the covers) or one of them; ``limit_s``: stop sby after
+    that many seconds (a Result with ``timed_out`` and no property)."""
     path = tool_path()
     work = build_root() / "formal" / (job.name + (f"-{tag}" if tag else ""))
     if work.exists():
@@ -259,7 +265,7 @@ def run_job(job: Job, out_dir: Path, hdl_dir: Path = HDL_DIR, tag: str = "",
     (work / "job.sby").write_text(sby_text(job, [work / "src" / f.name for f in files]))
     t0 = time.monotonic()
     with open(work / "sby.log", "wb") as log:
-        proc = subprocess.Popen([*SBY, "-f", "job.sby"], cwd=work, stdout=log,
+        proc = subprocess.Popen([*SBY, "-f", "job.sby", *tasks], cwd=work, stdout=log,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 env={**os.environ, "PATH": path})
         try:
@@ -269,11 +275,14 @@ def run_job(job: Job, out_dir: Path, hdl_dir: Path = HDL_DIR, tag: str = "",
                 if say is not None and time.monotonic() >= next_note:
                     say(f"{job.name}: still running, {time.monotonic() - t0:.0f} s")
                     next_note += PROGRESS_S
+                if limit_s is not None and time.monotonic() - t0 > limit_s:
+                    _stop(proc)
+                    return Result(job, time.monotonic() - t0, (), work, timed_out=True)
         except BaseException:
             _stop(proc)
             raise
     seconds = time.monotonic() - t0
-    props = [*_task_properties(job, work, "check"), *_task_properties(job, work, "cover")]
+    props = [p for task in tasks for p in _task_properties(job, work, task)]
     if not props:
         tail = (work / "sby.log").read_text(errors="replace").strip().splitlines()[-3:]
         raise FormalError(f"job {job.name}: sby reported no property (log {work / 'sby.log'}: "
@@ -282,14 +291,16 @@ def run_job(job: Job, out_dir: Path, hdl_dir: Path = HDL_DIR, tag: str = "",
     return Result(job, seconds, tuple(props), work)
 
 
-_FAILED = re.compile(r"summary:\s+failed assertion (\S+) at \S+(?: step (\d+))?")
-_TRACE = re.compile(r"summary: counterexample trace(?: \[(\w+)\])?: (\S+)")
-_REACHED = re.compile(r"summary:\s+reached cover statement (\S+) at \S+ step (\d+)")
+_FAILED = re.compile(r"^\s*failed assertion (\S+) at \S+(?: step (\d+))?")
+_TRACE = re.compile(r"^counterexample trace(?: \[(\w+)\])?: (\S+\.vcd)$")
+_REACHED = re.compile(r"^\s*reached cover statement (\S+) at \S+ step (\d+)")
 
 
 def _task_properties(job: Job, work: Path, task: str) -> list[Property]:
     """The asserts (task check) or covers (task cover) of a finished task, from its JUnit
-    report (every property) and its log's summary (failures, traces, cover steps)."""
+    report (every property) and its summary (failures, traces, cover steps). The summary is
+    read from the file named after the task's status (PASS, FAIL, ...): the log's copy lists
+    five traces and then "and N further trace(s)", which hid a reached cover."""
     folder = work / f"job_{task}"
     report = folder / f"job_{task}.xml"
     if not report.is_file():
@@ -300,16 +311,17 @@ def _task_properties(job: Job, work: Path, task: str) -> list[Property]:
         if case.get("type") == kind:
             name = case.get("id") or case.get("location") or "?"
             names[name] = names.get(name, 0) + 1
-    log = (folder / "logfile.txt").read_text(errors="replace")
     status = (folder / "status").read_text().split()[0] if (folder / "status").is_file() \
         else "ERROR"
+    summary = folder / status
+    log = summary.read_text(errors="replace") if summary.is_file() else ""
     out = []
     if task == "check":
         failed: dict[str, tuple[Path, int | None, str]] = {}
         trace, which = None, ""
         for line in log.splitlines():
             if m := _TRACE.search(line):
-                which, trace = m.group(1) or "basecase", folder.parent / m.group(2)
+                which, trace = m.group(1) or "basecase", folder / m.group(2)
             elif (m := _FAILED.search(line)) and trace is not None:
                 leaf = m.group(1).rsplit(".", 1)[-1]
                 failed.setdefault(leaf, (trace, int(m.group(2)) if m.group(2) else None,
