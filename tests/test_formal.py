@@ -73,3 +73,17 @@ def test_sigterm_ends_the_run_and_its_solvers(tmp_path: Path) -> None:
     alive = [p for p in under if os.path.exists(f"/proc/{p}")
              and Path(f"/proc/{p}/stat").read_text().split(") ")[1][0] != "Z"]
     assert not alive
+
+
+def test_mutate_formal_kills_a_token_queue_mutant(tmp_path: Path) -> None:
+    exe = Path(sys.executable).parent / "vtabench"
+    env = {**os.environ, "VTABENCH_RESULTS_DIR": str(tmp_path)}
+    r = subprocess.run([str(exe), "mutate", "--formal", "--only", "tokq-full-early"],
+                       capture_output=True, text=True, timeout=120, check=False, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    row = next(line for line in r.stdout.splitlines() if "`tokq-full-early`" in line)
+    assert "| killed |" in row and "token_queue-4: full_flag failed at step" in row
+    assert (tmp_path / "formal-mutants").is_dir()
+    r = subprocess.run([str(exe), "mutate", "--formal", "--kind", "opencl"],
+                       capture_output=True, text=True, timeout=60, check=False, env=env)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--formal" in r.stderr

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vtabench.cli import CliError
+
+if TYPE_CHECKING:
+    from vtabench.verify.mutation import Mutant
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,6 +31,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--platform", action="store_true",
                    help="also run the platform tests of register-block / interrupt mutants")
     p.add_argument("--keep-builds", action="store_true", help="keep each RTL mutant's build")
+    p.add_argument("--formal", action="store_true",
+                   help="instead of the regression: run the proofs of each mutant's unit "
+                   "(vtabench formal) on it, for the mutants of units with proofs")
+    p.add_argument("--formal-limit", type=float, default=600.0, metavar="S",
+                   help="--formal: stop a proof job after S seconds (default 600)")
     p.add_argument("--check", action="store_true",
                    help="only check that every mutant applies (its old text occurs once)")
     p.add_argument("--report", type=Path, nargs="+", metavar="RESULTS",
@@ -56,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         print(f"{len(mutants)} {args.kind} mutants apply cleanly")
         return 0
+    if args.formal:
+        return _run_formal(args, mutants)
     if args.report:
         try:
             merged = {v.id: v for path in args.report for v in load_verdicts(path)}
@@ -77,3 +88,38 @@ def run(args: argparse.Namespace) -> int:
                         platform=args.platform, keep_builds=args.keep_builds)
     print(score(mutants, verdicts))
     return 1 if any(v.status in ("survived", "broken") for v in verdicts) else 0
+
+
+def _run_formal(args: argparse.Namespace, mutants: list[Mutant]) -> int:
+    """--formal: each mutant of a unit with proofs against those proofs; a Markdown table."""
+    import sys
+
+    from vtabench.verify import formal
+    from vtabench.verify.mutation import formal_mutants, formal_table, judge_formal
+    from vtabench.workdirs import results_root
+
+    if args.kind != "rtl":
+        raise CliError("--formal: only the rtl catalogue has units with proofs")
+    if args.formal_limit <= 0:
+        raise CliError(f"--formal-limit {args.formal_limit}: must be positive")
+    picked = formal_mutants(mutants)
+    if not picked:
+        raise CliError("--formal: none of these mutants touches a unit with proofs")
+    out = results_root() / "formal-mutants"
+
+    def say(line: str) -> None:
+        print(f"mutate: {line}", file=sys.stderr, flush=True)
+
+    verdicts = []
+    for k, m in enumerate(picked, 1):
+        say(f"[{k}/{len(picked)}] {m.id} ({m.file})")
+        try:
+            verdicts.append(judge_formal(m, out, args.formal_limit, say))
+        except formal.FormalError as exc:
+            raise CliError(str(exc)) from None
+        say(f"[{k}/{len(picked)}] {m.id}: {verdicts[-1].status}")
+    print(formal_table(verdicts))
+    killed = sum(v.status == "killed" for v in verdicts)
+    print(f"{killed} of {len(verdicts)} mutants killed by the proofs "
+          f"({sum(v.seconds for v in verdicts):.1f} s); traces in {out}")
+    return 0 if killed == len(verdicts) else 1

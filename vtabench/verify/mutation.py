@@ -433,3 +433,86 @@ def markdown_table(mutants: list[Mutant], verdicts: list[Verdict]) -> str:
         why = why.replace("|", "\\|")
         rows.append(f"| `{m.id}` | {m.area} | {status} | {programs} | {why} |")
     return "\n".join(rows)
+
+
+@dataclass(frozen=True)
+class FormalVerdict:
+    """A mutant against the proofs of its unit (``vtabench mutate --formal``). ``status``:
+    killed (an assert fails from reset: ``detail`` names the job, the property, the step and
+    the counterexample trace), survived (every assert of every job of the unit still proven),
+    unproven (no counterexample, but a job stopped at the time limit or its induction did not
+    close: neither a kill nor a proof)."""
+
+    id: str
+    unit: str
+    status: str
+    detail: str
+    seconds: float
+
+
+def formal_mutants(mutants: list[Mutant]) -> list[Mutant]:
+    """The mutants of files that are units with proofs (vtabench formal's jobs)."""
+    from vtabench.verify import formal
+
+    units = {j.unit for j in formal.JOBS}
+    return [m for m in mutants if Path(m.file).stem in units]
+
+
+def judge_formal(mutant: Mutant, out_dir: Path, limit_s: float | None = None,
+                 say: Callable[[str], None] | None = None) -> FormalVerdict:
+    """Apply ``mutant`` to a copy of hdl/ and run its unit's proofs (the asserts only, quick
+    jobs first) until one fails; each job stops after ``limit_s`` seconds. A k-induction that
+    does not close is followed by bmc to the job's cover depth, which reaches every state of
+    the unit: a kill is always a counterexample from reset."""
+    from vtabench.rtl.verilator import Mutation
+    from vtabench.verify import formal
+
+    unit = Path(mutant.file).stem
+    jobs = sorted(formal.select(unit), key=lambda j: not j.quick)
+    held: list[str] = []
+    open_: list[str] = []
+    seconds = 0.0
+    with tempfile.TemporaryDirectory(prefix="vtabench-formal-mut-") as tmp:
+        hdl = Mutation(mutant.file, mutant.old, mutant.new).apply(Path(tmp) / "hdl")
+        for job in jobs:
+            r = formal.run_job(job, out_dir, hdl_dir=hdl, tag=mutant.id, say=say,
+                               tasks=("check",), limit_s=limit_s)
+            seconds += r.seconds
+            if (job.mode == "prove" and not r.timed_out
+                    and any(p.status == "not closed" for p in r.properties)
+                    and not any(p.status == "failed" for p in r.properties)):
+                # induction broke from a state the base case did not reach: bmc to the cover
+                # depth (every state of the unit) looks for the trace from reset
+                job = replace(job, mode="bmc", depth=job.cover_depth)
+                r = formal.run_job(job, out_dir, hdl_dir=hdl, tag=mutant.id, say=say,
+                                   tasks=("check",), limit_s=limit_s)
+                seconds += r.seconds
+            if r.timed_out:
+                open_.append(f"{job.name} stopped after {limit_s:.0f} s")
+                continue
+            failed = [p for p in r.properties if p.status == "failed"]
+            if failed:
+                p = failed[0]
+                at = f" at step {p.step}" if p.step is not None else ""
+                return FormalVerdict(mutant.id, unit, "killed",
+                                     f"{job.name}: {p.name} failed{at} "
+                                     f"({p.trace.name if p.trace else 'no trace'})", seconds)
+            bad = [f"{job.name}: {p.name} {p.status}" for p in r.properties
+                   if not p.ok and p.status != "not checked"]
+            if bad:
+                open_.extend(bad)
+            else:
+                held.append(job.name)
+    if open_:
+        return FormalVerdict(mutant.id, unit, "unproven", "; ".join(open_), seconds)
+    return FormalVerdict(mutant.id, unit, "survived", f"every assert of {', '.join(held)} "
+                         "still proven", seconds)
+
+
+def formal_table(verdicts: list[FormalVerdict]) -> str:
+    """One Markdown row per mutant: id, unit, verdict, the proof that killed it, time."""
+    rows = ["| mutant | unit | formal | killed by / why | time |", "|---|---|---|---|---|"]
+    for v in verdicts:
+        detail = v.detail.replace("|", "\\|")
+        rows.append(f"| `{v.id}` | {v.unit} | {v.status} | {detail} | {v.seconds:.1f} s |")
+    return "\n".join(rows)
