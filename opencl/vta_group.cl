@@ -417,7 +417,9 @@ static void elementwise_parallel(__local const vta_compute_t *c, UOP_SPACE const
     ulong s = (ulong)(UOP_FIELD(uop, SRC_IDX) + i0 * c->src_fo + i1 * c->src_fi) * ACC_LANES;
     for (uint v = v0; v < VECS; v += VEC_ITEMS) {
       ulong ix = a + v * VEC_LANES;
-      lanes_t b = c->use_imm ? (lanes_t)(c->imm) : lanes_load(acc + s + v * VEC_LANES);
+      /* a reset GEMM reads no source (its src index is not checked: it may lie outside acc) */
+      lanes_t b = reset || c->use_imm ? (lanes_t)(c->imm)
+                                      : lanes_load(acc + s + v * VEC_LANES);
       lanes_t r = reset ? (lanes_t)(0) : lanes_apply(c->alu_op, lanes_load(acc + ix), b);
       lanes_store(acc, out, ix, r);
     }

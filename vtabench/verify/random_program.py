@@ -7,17 +7,34 @@ filling one stage's command queue (:func:`fill_command_queue`); a padded
 load is placed between live data in its buffer, so an off-by-one in the padding clobbers (or
 leaves stale) elements that are read later; and a chunk loads as ACC_8BIT what the store of two
 chunks before wrote (DRAM read after write, ordered by the s2g token).
+
+Every field the spec ignores takes random values (:func:`randomize_ignored`): the source and
+weight indices (micro-op fields and loop factors) of a reset GEMM, the source index of an
+immediate ALU, the weight index of every ALU micro-op, the immediate of an ALU without one, and
+the reserved bits of every instruction but FINISH (whose other bits must be 0). They are drawn
+from a generator spawned from the seed's, so a seed still gives the program it gave before
+these fields were random, and the draws that follow it are unchanged.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
 
 from vtabench.spec.config import CMD_QUEUE_DEPTH, TOKEN_QUEUE_DEPTH, Config
 from vtabench.spec.contracts.stages import QUEUE_ENDS, Stage, TokenQueue
-from vtabench.spec.isa.layout import AluOp, MemType, mem_depth
+from vtabench.spec.isa.insn import Insn, encode_program
+from vtabench.spec.isa.layout import (
+    INSN_BITS,
+    AluOp,
+    MemType,
+    Opcode,
+    insn_layout,
+    mem_depth,
+    uop_layout,
+)
 from vtabench.spec.program import Program
 from vtabench.verify.builder import (
     NO_TOKENS,
@@ -176,6 +193,38 @@ def _padded_between(p: ProgramBuilder, rng: np.random.Generator, mem: MemType, b
     return before + region + after
 
 
+def _reserved_mask(cfg: Config, op: Opcode) -> int:
+    """The bits of an ``op`` instruction that no field covers."""
+    used = 0
+    for f in insn_layout(cfg, op).fields:
+        used |= f.max << f.lsb
+    return ((1 << INSN_BITS) - 1) & ~used
+
+
+def randomize_ignored(cfg: Config, insns: list[Insn], dc: np.random.Generator) -> bytes:
+    """Random values in the instruction fields the spec ignores (the loop factors of indices a
+    reset GEMM or an immediate ALU does not read, the immediate of an ALU without one; changed
+    in ``insns``), and the stream encoded with random reserved bits (FINISH keeps them 0)."""
+    for insn in insns:
+        if insn.opcode == Opcode.GEMM and insn.reset_reg:
+            names = ["src_factor_out", "src_factor_in", "wgt_factor_out", "wgt_factor_in"]
+        elif insn.opcode == Opcode.ALU:
+            names = ["src_factor_out", "src_factor_in"] if insn.use_imm else ["imm"]
+        else:
+            names = []
+        for name in names:
+            lo, hi = insn_layout(cfg, insn.opcode).field(name).value_range
+            setattr(insn, name, int(dc.integers(lo, hi + 1)))
+    code = bytearray(encode_program(cfg, insns))
+    for i, insn in enumerate(insns):
+        if insn.opcode == Opcode.FINISH:
+            continue
+        word = int.from_bytes(code[16 * i:16 * i + 16], "little")
+        noise = int.from_bytes(dc.bytes(16), "little") & _reserved_mask(cfg, insn.opcode)
+        code[16 * i:16 * i + 16] = (word | noise).to_bytes(16, "little")
+    return bytes(code)
+
+
 def random_program(cfg: Config, rng: np.random.Generator) -> Program:
     """A valid random program in chunks whose tokens let load, compute and store overlap.
 
@@ -185,6 +234,13 @@ def random_program(cfg: Config, rng: np.random.Generator) -> Program:
     two chunks earlier; compute reusing an acc half pops the s2g its last store pushed.
     """
     p = ProgramBuilder(cfg)
+    dc = rng.spawn(1)[0]  # the ignored fields (see the module docstring)
+    ulay = uop_layout(cfg)
+
+    def ignored(field_max: int, like: np.ndarray | int) -> np.ndarray:
+        """Random micro-op indices the instruction does not read, one per micro-op of ``like``."""
+        return dc.integers(0, field_max + 1, np.size(like))
+
     chunks = int(rng.integers(2, 6))
     inp_half = min(cfg.inp_depth // 2, 32)
     wgt_half = min(cfg.wgt_depth // 2, 4)
@@ -245,7 +301,8 @@ def random_program(cfg: Config, rng: np.random.Generator) -> Program:
 
         acc_n = _padded_between(p, rng, mem, acc_base, acc_half,
                                 Tokens(pop_prev=True, pop_next=c >= 2), source)
-        p.alu(AluOp.ADD, uops(np.array([acc_base])), (acc_n, 1), dst=(1, 0), imm=0)
+        p.alu(AluOp.ADD, uops(np.array([acc_base]), ignored(ulay.src.max, 1),
+                              ignored(ulay.wgt.max, 1)), (acc_n, 1), dst=(1, 0), imm=0)
         for _ in range(int(rng.integers(1, 5))):
             if rng.random() < 0.06:  # a loop that runs no iteration: a compute no-op
                 empty = [(0, 1), (1, 0), (1, 1)][int(rng.integers(0, 3))]
@@ -256,8 +313,12 @@ def random_program(cfg: Config, rng: np.random.Generator) -> Program:
                     p.alu(AluOp(int(rng.integers(0, len(AluOp)))), span, empty, imm=1)
             elif rng.random() < 0.5:
                 iters, f, (d, s, w) = _random_loop(rng, [acc_n, inp_n, wgt_half])
-                p.gemm(uops(d + acc_base, s + inp_base, w + wgt_base), iters, f[0], f[1], f[2],
-                       reset=bool(rng.random() < 0.15))
+                reset = bool(rng.random() < 0.15)
+                if reset:
+                    s, w = ignored(ulay.src.max, d), ignored(ulay.wgt.max, d)
+                else:
+                    s, w = s + inp_base, w + wgt_base
+                p.gemm(uops(d + acc_base, s, w), iters, f[0], f[1], f[2], reset=reset)
             else:
                 iters, f, (d, s) = _random_loop(rng, [acc_n, acc_n])
                 op = AluOp(int(rng.integers(0, len(AluOp))))
@@ -268,7 +329,9 @@ def random_program(cfg: Config, rng: np.random.Generator) -> Program:
                     if rng.random() < 0.25:
                         imm = int(rng.choice([0, 1, -1, (1 << 15) - 1, -(1 << 15)]
                                              + ([31, 32, -31, -32] if op == AluOp.SHR else [])))
-                p.alu(op, uops(d + acc_base, s + acc_base), iters, f[0], f[1], imm=imm)
+                src = ignored(ulay.src.max, d) if imm is not None else s + acc_base
+                p.alu(op, uops(d + acc_base, src, ignored(ulay.wgt.max, d)), iters, f[0], f[1],
+                      imm=imm)
         p.noop(MemType.ACC, Tokens(push_prev=reuse_later, push_next=True))
         # store stage
         divisors = [d for d in range(3, 17) if acc_n % d == 0]
@@ -285,4 +348,5 @@ def random_program(cfg: Config, rng: np.random.Generator) -> Program:
             p.store(acc_base, out, rows, acc_n // rows, acc_n // rows + gap,
                     tok=Tokens(pop_prev=True, push_prev=reuse_later))
     p.finish()
-    return p.build(f"random_{chunks}chunks")
+    prog = p.build(f"random_{chunks}chunks")
+    return replace(prog, code=randomize_ignored(cfg, prog.insns, dc))
