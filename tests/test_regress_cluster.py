@@ -101,7 +101,7 @@ def test_cluster_run_equals_local_run(tmp_path):
     files = sorted(p.name for p in (tmp_path / "cluster").iterdir())
     assert files == sorted(p.name for p in (tmp_path / "local").iterdir())
     assert files == sorted(f"{r.name}{ext}" for r in local.failed
-                           for ext in (".s", ".bin", ".dram.bin"))
+                           for ext in (".s", ".bin", ".dram.bin", ".json"))
     for name in files:
         assert (tmp_path / "cluster" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
 

@@ -38,8 +38,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--coverage-png", type=Path, metavar="PATH",
                    help="functional coverage bins as a heat map (PNG)")
     p.add_argument("--save-dir", type=Path, default=Path("results/regress/failures"),
-                   help="where failing programs are saved (.s, .bin, .dram.bin)")
+                   help="where failing programs are saved (.s, .bin, .dram.bin, and .json: "
+                   "what the bench used, for --replay)")
     p.add_argument("--no-shrink", action="store_true", help="do not minimise failures")
+    p.add_argument("--replay", type=Path, metavar="PATH",
+                   help="instead of a run: rerun one saved failure (its NAME.json, or a folder "
+                   "holding one) on its targets' benches with its seed, knobs and placement")
+    p.add_argument("--waves", type=Path, nargs="?", const=Path("auto"), metavar="FILE",
+                   help="with --replay: the rtl run writes waves (the cocotb bench; default "
+                   "beside the saved failure, NAME.fst) and a GTKWave save file beside them")
     p.add_argument("--rtl-coverage", type=Path, metavar="DIR",
                    help="collect Verilator line/toggle coverage of the rtl runs, merged in DIR "
                    "(a coverage build of the core; text summary, lcov.info and an HTML report, "
@@ -101,6 +108,10 @@ def run(args: argparse.Namespace) -> int:
     check_output("--junit", args.junit)
     check_output("--coverage-json", args.coverage_json)
     check_output("--coverage-png", args.coverage_png, PLOT_SUFFIXES)
+    if args.replay is not None:
+        return _replay(args)
+    if args.waves is not None:
+        raise ValueError("--waves: only with --replay")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     targets = _names(args.targets)
     bad = [t for t in targets if t not in BACKENDS]
@@ -119,6 +130,25 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--configs: only with --networks (random programs take --config)")
     with _executor(args) as executor:
         return _run_programs(args, targets, seed, executor)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """--replay: the saved failure's verdict per target, as the regression gave it."""
+    from vtabench.verify.regress.replay import load_failure, replay
+
+    saved = load_failure(args.replay)
+    rec = saved.record
+    waves = args.waves
+    if waves is not None and str(waves) == "auto":
+        waves = saved.where / f"{saved.program.name}.fst"
+    print(f"replay {saved.program.name}: config {saved.cfg.name}, bench seed {rec['seed']}, "
+          f"{saved.program.kind}, saved at commit {rec['commit']}")
+    verdicts = replay(saved, waves)
+    for target, problem in verdicts.items():
+        print(f"  {target}: {problem or 'passed'}")
+    if waves is not None and "rtl" in verdicts:
+        print(f"waves: {waves.with_suffix('')}.* and its .gtkw")
+    return 1 if any(verdicts.values()) else 0
 
 
 def _run_programs(args: argparse.Namespace, targets: list[str], seed: int,

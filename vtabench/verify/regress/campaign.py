@@ -38,6 +38,7 @@ from vtabench.spec.program import Origin, Program
 from vtabench.verify.random_case import random_case
 from vtabench.verify.regress.coverage import FunctionalCoverage
 from vtabench.verify.regress.diff import Mismatch, compare, golden_image, run_on_target
+from vtabench.verify.regress.replay import bench_record
 from vtabench.rtl.coverage import RtlCoverage
 from vtabench.verify.regress.shrink import Shrinker
 
@@ -153,16 +154,22 @@ def run_chunk(cfg: Config, seed: int, indices: list[int], targets: list[str],
     for r, p in zip(out, programs):
         r.seconds = per
         if r.mismatches or r.error:
-            files.update(failure_files(cfg, p))
+            files.update(failure_files(cfg, p, seed + indices[0], ["fsim", *targets],
+                                       target_opts))
     return ChunkResult(out, dict(cov.hits), rtl_cov, files)
 
 
-def failure_files(cfg: Config, prog: Program) -> dict[str, bytes]:
-    """A program's reproducer files: NAME.s (assembly), NAME.bin, NAME.dram.bin."""
+def failure_files(cfg: Config, prog: Program, seed: int, targets: list[str],
+                  target_opts: dict[str, dict[str, Any]] | None = None) -> dict[str, bytes]:
+    """A program's reproducer files: NAME.s (assembly), NAME.bin, NAME.dram.bin, and NAME.json,
+    the rest of what the bench used (``seed``: the bench's; see
+    :mod:`vtabench.verify.regress.replay`)."""
+    record = bench_record(cfg, prog, seed, targets, target_opts)
     return {f"{prog.name}.s": (f"# {prog.name} (config {cfg.name})\n"
                                + disassemble(cfg, prog.insns, numbered=True)).encode(),
             f"{prog.name}.bin": prog.encoded(cfg),
-            f"{prog.name}.dram.bin": prog.dram.tobytes()}
+            f"{prog.name}.dram.bin": prog.dram.tobytes(),
+            f"{prog.name}.json": (json.dumps(record, indent=1) + "\n").encode()}
 
 
 def write_files(files: dict[str, bytes], directory: Path) -> None:
@@ -171,9 +178,11 @@ def write_files(files: dict[str, bytes], directory: Path) -> None:
         (directory / name).write_bytes(data)
 
 
-def save_failure(cfg: Config, prog: Program, directory: Path) -> Path:
-    """Write NAME.s, NAME.bin and NAME.dram.bin; returns the .s path."""
-    write_files(failure_files(cfg, prog), directory)
+def save_failure(cfg: Config, prog: Program, directory: Path, seed: int, targets: list[str],
+                 target_opts: dict[str, dict[str, Any]] | None = None) -> Path:
+    """Write NAME.s, NAME.bin, NAME.dram.bin and NAME.json (:func:`failure_files`); returns the
+    .s path."""
+    write_files(failure_files(cfg, prog, seed, targets, target_opts), directory)
     return directory / f"{prog.name}.s"
 
 
@@ -181,10 +190,12 @@ def make_fails_batch(cfg: Config, prog: Program, target: str, seed: int,
                      target_opts: dict[str, Any] | None
                      ) -> Callable[[Sequence[list[Insn]]], list[bool]]:
     """A predicate for the shrinker: which candidate programs (run like ``prog``: same image,
-    DRAM timing and placement) still differ from fsim."""
+    DRAM timing and placement) still differ from fsim. Candidates are encoded from their
+    instructions (``code`` None): the reserved bits of the stream do not survive shrinking."""
 
     def fails_batch(candidates: Sequence[list[Insn]]) -> list[bool]:
-        progs = [replace(prog, name=f"cand{i}", insns=list(c), dram=prog.dram.copy())
+        progs = [replace(prog, name=f"cand{i}", insns=list(c), code=None,
+                         dram=prog.dram.copy())
                  for i, c in enumerate(candidates)]
         expected = [golden_image(cfg, p) for p in progs]
         images, problems = run_on_target(cfg, target, progs, seed=seed, target_opts=target_opts)
@@ -204,7 +215,8 @@ def minimise(cfg: Config, prog: Program, target: str, seed: int,
     shrinker = Shrinker(cfg, prog.dram, make_fails_batch(cfg, prog, target, seed, target_opts),
                         log=log)
     small = shrinker.shrink(list(prog.insns))
-    return replace(prog, name=f"{prog.name}-min", insns=small, dram=prog.dram.copy())
+    return replace(prog, name=f"{prog.name}-min", insns=small, code=None,
+                   dram=prog.dram.copy())
 
 
 @dataclass
@@ -223,7 +235,9 @@ def minimise_task(cfg: Config, seed: int, index: int, target: str,
     prog = generate(cfg, seed, index)
     small = minimise(cfg, prog, target, seed, target_opts)
     return Reproducer(len(prog.insns), len(small.insns),
-                      disassemble(cfg, small.insns, numbered=True), failure_files(cfg, small))
+                      disassemble(cfg, small.insns, numbered=True),
+                      failure_files(cfg, small, seed, ["fsim", target],
+                                    {target: dict(target_opts or {})}))
 
 
 def local_pool(jobs: int) -> ProcessPoolExecutor:
@@ -284,7 +298,7 @@ def regress(config: str, count: int, seed: int, targets: list[str], *, jobs: int
                             chunks=len(chunks))
         if save_dir is not None and out.failed:
             progress(f"saved {len(out.failed)} failing program(s) in {save_dir} (.s, .bin, "
-                     f".dram.bin)")
+                     f".dram.bin, .json: replay with `vtabench regress --replay DIR/NAME.json`)")
         if shrink:
             _minimise_failures(cfg, out, executor, target_opts or {}, save_dir,
                                max_reproducers, progress)
