@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from vtabench.processes import descendants
 from vtabench.rtl.verilator import Mutation
 from vtabench.verify import formal
 from vtabench.verify.mutation import load_catalogue
@@ -58,10 +59,10 @@ def test_sigterm_ends_the_run_and_its_solvers(tmp_path: Path) -> None:
                              str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not formal._descendants(proc.pid):
+    while time.monotonic() < deadline and not descendants(proc.pid):
         time.sleep(0.2)
     time.sleep(3)  # the engines (smtbmc, yices) start
-    under = formal._descendants(proc.pid)
+    under = descendants(proc.pid)
     assert under
     t0 = time.monotonic()
     proc.send_signal(signal.SIGTERM)

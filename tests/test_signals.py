@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from vtabench.processes import alive, descendants
 from vtabench.spec.config import load_config
 from vtabench.spec.isa import encode_program
 from vtabench.verify.perf import gemm_program
@@ -36,34 +37,6 @@ END_S = 2.0
 PHASE_S = 900.0
 EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 LINE = {signal.SIGINT: "interrupted (SIGINT)", signal.SIGTERM: "terminated (SIGTERM)"}
-
-
-def descendants(pid: int) -> set[int]:
-    """The processes under ``pid`` now (by parent, from /proc)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2:].split()
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def running(pid: int) -> bool:
-    """Whether ``pid`` exists and is not a zombie."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return text[text.rindex(")") + 2] != "Z"
 
 
 def cmdline(pid: int) -> str:
@@ -103,7 +76,7 @@ class Command:
         return {p.name for p in SHM.glob("vtabench*")} - self.shm_before
 
     def stop_and_check(self, sig: signal.Signals, command: str) -> None:
-        tree = descendants(self.proc.pid) | {self.proc.pid}
+        tree = set(descendants(self.proc.pid)) | {self.proc.pid}
         err_at_signal = self.err.stat().st_size
         t0 = time.monotonic()
         self.proc.send_signal(sig)
@@ -115,13 +88,13 @@ class Command:
         took = time.monotonic() - t0
         late = self.err.read_bytes()[err_at_signal:].decode(errors="replace")
         deadline = time.monotonic() + 1.0  # children the command ended may take a moment to go
-        while (alive := [p for p in tree if running(p)]) and time.monotonic() < deadline:
+        while (left := [p for p in tree if alive(p)]) and time.monotonic() < deadline:
             time.sleep(0.02)
         assert status == EXIT[sig], f"exit status {status}; stderr since the signal: {late!r}"
         line = f"vtabench {command}: {LINE[sig]}; children stopped, temporary files removed"
         assert late.splitlines() == [line], late
         assert took < END_S, f"{took:.2f} s to end after {sig.name}"
-        assert not alive, "left running: " + "; ".join(f"{p} {cmdline(p)}" for p in alive)
+        assert not left, "left running: " + "; ".join(f"{p} {cmdline(p)}" for p in left)
         assert not shm_entries_of(tree), shm_entries_of(tree)
 
 

@@ -21,7 +21,7 @@ import ctypes
 import os
 import signal
 import time
-from pathlib import Path
+from vtabench.processes import descendants, process_table
 
 #: prctl option that makes this process the reaper of its orphaned descendants (linux/prctl.h).
 PR_SET_CHILD_SUBREAPER = 36
@@ -29,32 +29,12 @@ PR_SET_CHILD_SUBREAPER = 36
 END_GRACE_S = 0.3
 
 
-def _table() -> dict[int, tuple[int, int, str]]:
-    """pid -> (parent pid, process group, state) of every process, from /proc."""
-    table = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        state, ppid, pgrp = text[text.rindex(")") + 2:].split()[:3]
-        table[int(stat.parent.name)] = (int(ppid), int(pgrp), state)
-    return table
-
-
 def group_children() -> list[int]:
     """The live processes under this one that share its process group (none without /proc)."""
-    table = _table()
+    table = process_table()
     group = os.getpgid(0)
-    found, todo = [], [os.getpid()]
-    while todo:
-        parent = todo.pop()
-        for pid, (ppid, pgrp, state) in table.items():
-            if ppid == parent:
-                todo.append(pid)
-                if pgrp == group and state != "Z":
-                    found.append(pid)
-    return found
+    return [pid for pid in descendants(os.getpid(), table)
+            if table[pid].pgrp == group and table[pid].state != "Z"]
 
 
 def _send(pids: list[int], sig: int) -> None:

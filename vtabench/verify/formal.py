@@ -36,6 +36,7 @@ from pathlib import Path
 from vtabench.hwgen.constants import sv_package_path
 from vtabench.hwgen.contracts import SV_PACKAGES
 from vtabench.report.gtkw import Signal, gtkw_text, read_signals
+from vtabench.processes import descendants
 from vtabench.sources import HDL_DIR, package_dir
 from vtabench.workdirs import build_root
 
@@ -215,28 +216,9 @@ def sby_text(job: Job, files: list[Path]) -> str:
             f"prep -top {job.top}\n\n[files]\n" + "".join(f"{f}\n" for f in files))
 
 
-def _descendants(pid: int) -> list[int]:
-    """Every live process under ``pid`` (sby puts its engines in process groups of their own,
-    so a group signal does not reach them)."""
-    parents: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        ppid = int(text[text.rindex(")") + 2:].split()[1])
-        parents.setdefault(ppid, []).append(int(stat.parent.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     """End sby and everything under it: SIGTERM (sby stops its engines), then SIGKILL."""
-    tree = _descendants(proc.pid)
+    tree = descendants(proc.pid)  # sby puts its engines in process groups of their own
     for pid in [proc.pid, *tree]:
         try:
             os.kill(pid, signal.SIGTERM)
@@ -246,7 +228,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=STOP_GRACE_S)
     except subprocess.TimeoutExpired:
         pass
-    for pid in [proc.pid, *tree, *_descendants(proc.pid)]:
+    for pid in [proc.pid, *tree, *descendants(proc.pid)]:
         try:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
