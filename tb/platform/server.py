@@ -102,14 +102,20 @@ class Session:
     async def serve(self) -> None:
         """Answer requests until the driver says BYE or goes away; one line when it leaves."""
         how = await self._requests()
+        if how is not None:
+            self._say_left(how)
+
+    def _say_left(self, how: str) -> None:
         if self.attached:
             stats = {**self.plat.stats.as_dict(), "link": self.plat.link.name}
             self.events.say(f"rtl: {self.who} left ({how}); {format_pcie(stats)}")
         else:
             self.events.say(f"rtl: {self.who} left without attaching ({how})")
 
-    async def _requests(self) -> str:
-        """Serve requests; returns how the driver left."""
+    async def _requests(self) -> str | None:
+        """Serve requests; returns how the driver left, or None when its leaving was already
+        reported (a BYE is reported before its reply, so that the line is written by the time
+        the driver's close returns)."""
         while True:
             try:
                 head = recv_exact(self.conn, REQUEST.size)
@@ -125,13 +131,15 @@ class Session:
                 self.plat.log.warning("request %d failed:\n%s", op, traceback.format_exc())
                 status, value, op_ns = Status.FAILED, 0, 0.0
                 out = f"{type(exc).__name__}: {exc}".encode()
+            if op == Op.BYE:
+                self._say_left("said goodbye")
             try:
                 self.conn.sendall(REPLY.pack(status, len(out), value, op_ns, self.plat.now_ns())
                                   + out)
             except OSError:
-                return "connection lost"
+                return None if op == Op.BYE else "connection lost"
             if op == Op.BYE:
-                return "said goodbye"
+                return None
 
     async def _handle(self, op: int, addr: int, nbytes: int, ns: float,
                       payload: bytes) -> tuple[Status, int, float, bytes]:
