@@ -1,0 +1,123 @@
+"""Real pretrained networks from a wheel: PaddleOCR's text-direction classifier as the
+``rapidocr_onnxruntime`` package (1.4.4, a test dependency) ships it, and labelled inputs for it.
+
+The model is read from the installed package (``importlib``), never downloaded. Its input is
+dynamic (batch, height, width); :func:`classifier_model` fixes it to the shape the package's own
+code feeds (``Cls.cls_image_shape`` in its ``config.yaml``: 3 x 48 x 192, a batch of 1).
+:func:`text_lines` renders text with the DejaVu fonts matplotlib ships, rotated by 0 or 180
+degrees (the label), and normalizes it as the package's ``TextClassifier.resize_norm_img`` does
+(height 48, width by the aspect ratio up to 192, ``(x / 255 - 0.5) / 0.5``, zero padding right).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+PACKAGE = "rapidocr_onnxruntime"
+CLASSIFIER = "ch_ppocr_mobile_v2.0_cls_infer.onnx"
+#: The classifier's labels, index = output position (``Cls.label_list``).
+LABELS = (0, 180)
+
+
+class MissingPackage(RuntimeError):
+    """The wheel that ships the model is not installed."""
+
+
+def _package_dir() -> Path:
+    try:
+        return Path(str(importlib.resources.files(PACKAGE)))
+    except ModuleNotFoundError as e:
+        raise MissingPackage(f"{PACKAGE} is not installed (pip install '.[test]')") from e
+
+
+def _config() -> dict[str, Any]:
+    import yaml  # PyYAML: a dependency of the package
+
+    return yaml.safe_load((_package_dir() / "config.yaml").read_text())
+
+
+def classifier_shape() -> tuple[int, int, int, int]:
+    """(1, C, H, W): a batch of 1 of the package's own classifier input shape."""
+    c, h, w = _config()["Cls"]["cls_image_shape"]
+    return (1, int(c), int(h), int(w))
+
+
+def classifier_model() -> Any:
+    """The float classifier as a ModelProto with its input shape fixed and its ``Constant``
+    nodes as initializers (Paddle's exporter writes the weights as ``Constant`` nodes, which
+    onnxruntime's quantizer takes for activations: it would quantize them at run time instead
+    of storing int8 weights)."""
+    import onnx
+
+    model = onnx.load(str(_package_dir() / "models" / CLASSIFIER))
+    consts = [n for n in model.graph.node if n.op_type == "Constant"]
+    for n in consts:
+        t = onnx.TensorProto()
+        t.CopyFrom(n.attribute[0].t)
+        t.name = n.output[0]
+        model.graph.initializer.append(t)
+    nodes = [n for n in model.graph.node if n.op_type != "Constant"]
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    inp = model.graph.input[0]
+    for dim, value in zip(inp.type.tensor_type.shape.dim, classifier_shape()):
+        dim.Clear()
+        dim.dim_value = value
+    del model.graph.value_info[:]  # inferred again for the fixed shape
+    return onnx.shape_inference.infer_shapes(model)
+
+
+WORDS = ("VTA accelerator", "hello world", "Quantized int8", "OpenCL kernel", "text 2026",
+         "PaddleOCR", "The quick brown fox", "Verilator", "direction", "ONNX runtime",
+         "jumps over 13 dogs", "co-simulation")
+FONTS = ("DejaVuSans.ttf", "DejaVuSerif.ttf", "DejaVuSansMono.ttf", "DejaVuSans-Bold.ttf")
+
+
+def _render(text: str, font_file: str, size: int) -> np.ndarray:
+    """Black text on white, RGB uint8, cropped to the text with a small margin."""
+    import matplotlib
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(str(Path(matplotlib.get_data_path()) / "fonts" / "ttf" / font_file),
+                              size)
+    left, top, right, bottom = font.getbbox(text)
+    pad = max(2, size // 6)
+    img = Image.new("RGB", (right - left + 2 * pad, bottom - top + 2 * pad), (255, 255, 255))
+    ImageDraw.Draw(img).text((pad - left, pad - top), text, font=font, fill=(0, 0, 0))
+    return np.asarray(img)
+
+
+def normalize(img: np.ndarray, shape: tuple[int, int, int, int]) -> np.ndarray:
+    """``TextClassifier.resize_norm_img``: (H, W, 3) uint8 -> (C, H, W) float32 (bilinear
+    resize by PIL instead of OpenCV)."""
+    from PIL import Image
+
+    _, c, h, w = shape
+    rw = min(w, int(math.ceil(h * img.shape[1] / img.shape[0])))
+    small = np.asarray(Image.fromarray(img).resize((rw, h), Image.BILINEAR), np.float32)
+    out = np.zeros((c, h, w), np.float32)
+    out[:, :, :rw] = (small.transpose(2, 0, 1) / 255 - 0.5) / 0.5
+    return out
+
+
+def text_lines(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` rendered lines (N, C, H, W) float32 and their labels (index into
+    :data:`LABELS`): word, font and size drawn from ``seed``, every other line turned 180
+    degrees."""
+    rng = np.random.default_rng([seed, 27])
+    shape = classifier_shape()
+    xs, labels = [], []
+    for i in range(count):
+        img = _render(str(WORDS[rng.integers(len(WORDS))]), str(FONTS[rng.integers(len(FONTS))]),
+                      int(rng.integers(18, 40)))
+        label = i % 2
+        if label:
+            img = img[::-1, ::-1]
+        xs.append(normalize(np.ascontiguousarray(img), shape))
+        labels.append(label)
+    return np.stack(xs), np.asarray(labels)
