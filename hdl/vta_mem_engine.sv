@@ -405,4 +405,236 @@ module vta_mem_engine #(
     else $error("an accepted AW found the W-length FIFO full");
 `endif
 
+`ifdef FORMAL
+  // ---------------------------------------------------------------- formal (`vtabench formal`)
+  // Read by the formal flow only. formal/vta_mem_engine_props.sv drives every input freely
+  // (within the clients' contract above) and states the rules visible at the ports alone
+  // (handshakes, burst shape). Here, where the engine's state can be named: a record of the
+  // traffic on the AXI ports, kept from the handshakes (not from the engine's counters); the
+  // legal slave stated on it (assume: any latency and back-pressure, but R only for an ID with a
+  // burst outstanding, B only for a burst whose W is complete, at most 2^CntW - 1 bursts held);
+  // the rules that need it (assert: WLAST, beat counts, bounds, idle, the bursts of each read
+  // request); and the invariants over the engine's registers that let k-induction close.
+  localparam int unsigned FMaxOut = (1 << CntW) - 1;
+  localparam int unsigned FSumW   = CntW + 2;
+  localparam int unsigned FWqW    = $clog2(WFifoDepth + 1);
+  logic f_ar_hs, f_r_last_hs, f_w_last_hs, f_b_hs;
+  assign f_ar_hs     = m_axi_arvalid_o && m_axi_arready_i;
+  assign f_r_last_hs = m_axi_rvalid_i && m_axi_rready_o && m_axi_rlast_i;
+  assign f_w_last_hs = w_hs && m_axi_wlast_o;
+  assign f_b_hs      = m_axi_bvalid_i && m_axi_bready_o;
+
+  // read bursts outstanding per ID: AR handshakes minus last R beats accepted
+  logic [NumRd-1:0][CntW-1:0] f_rd_out_q;
+  logic [FSumW-1:0]           f_rd_sum;
+  logic                       f_rid_asked;   // RID names a client with a burst outstanding
+  always_comb begin
+    f_rd_sum    = '0;
+    f_rid_asked = 1'b0;
+    for (int unsigned i = 0; i < NumRd; i++) begin
+      f_rd_sum = f_rd_sum + FSumW'(f_rd_out_q[i]);
+      if (m_axi_rid_i == AxiIdWidth'(i) && f_rd_out_q[i] != '0) f_rid_asked = 1'b1;
+    end
+  end
+
+  // write bursts: the AWLEN of each accepted burst whose W beats are owed ([0] the one W is
+  // on), the beats of [0] already sent, and bursts whose W is done and whose B is awaited
+  logic [WFifoDepth-1:0][7:0] f_wq_q, f_wq_d;
+  logic [FWqW-1:0]            f_wq_n_q, f_wq_n_d;
+  logic [7:0]                 f_wbeat_q;
+  logic [CntW-1:0]            f_b_due_q;
+  always_comb begin
+    f_wq_d   = f_wq_q;
+    f_wq_n_d = f_wq_n_q;
+    if (f_w_last_hs && f_wq_n_q != '0) begin
+      for (int unsigned i = 0; i + 1 < WFifoDepth; i++) f_wq_d[i] = f_wq_q[i + 1];
+      f_wq_n_d = f_wq_n_q - FWqW'(1);
+    end
+    if (aw_hs && f_wq_n_d < FWqW'(WFifoDepth)) begin
+      for (int unsigned i = 0; i < WFifoDepth; i++) begin
+        if (FWqW'(i) == f_wq_n_d) f_wq_d[i] = m_axi_awlen_o;
+      end
+      f_wq_n_d = f_wq_n_d + FWqW'(1);
+    end
+  end
+
+  // read requests whose beats have not all appeared on AR yet: [0] the oldest (at most two:
+  // the engine takes the next request in the cycle it issues the last burst of the current
+  // one, which shows on AR one cycle later). A burst appears ("fresh") in the first cycle its
+  // ARVALID is up; it takes its beats from [0], at [0]'s address. halt_i drops what is left.
+  logic       f_ar_wait_q, f_fresh;
+  logic [1:0] f_rq_v_q, f_rq_v_d;
+  logic [1:0][Aw-1:0] f_rq_addr_q, f_rq_addr_d;
+  logic [1:0][32:0]   f_rq_left_q, f_rq_left_d;
+  logic [1:0][AxiIdWidth-1:0] f_rq_id_q, f_rq_id_d;
+  logic       f_acc, f_rq_over;     // a request accepted; one found no free entry
+  logic [AxiIdWidth-1:0] f_acc_id;
+  logic [Aw:0] f_acc_last;            // the request's last byte, one bit wider than an address
+  logic [32:0] f_acc_beats, f_ar_n;
+  assign f_fresh = m_axi_arvalid_o && !f_ar_wait_q;
+  assign f_ar_n  = 33'(m_axi_arlen_o) + 33'd1;
+  always_comb begin
+    f_acc    = 1'b0;
+    f_acc_id = '0;
+    for (int unsigned i = 0; i < NumRd; i++) begin
+      if (rd_req_valid_i[i] && rd_req_ready_o[i]) begin
+        f_acc    = 1'b1;
+        f_acc_id = AxiIdWidth'(i);
+      end
+    end
+    // the beats a request touches: from its first byte's beat to its last byte's, inclusive
+    f_acc_last  = (Aw + 1)'(rd_req_addr_i[f_acc_id]) + (Aw + 1)'(rd_req_len_i[f_acc_id]) -
+                  (Aw + 1)'(1);
+    f_acc_beats = 33'((f_acc_last >> LogSw) - ((Aw + 1)'(rd_req_addr_i[f_acc_id]) >> LogSw))
+                  + 33'd1;
+    f_rq_over   = 1'b0;
+    f_rq_v_d    = f_rq_v_q;
+    f_rq_addr_d = f_rq_addr_q;
+    f_rq_left_d = f_rq_left_q;
+    f_rq_id_d   = f_rq_id_q;
+    if (f_fresh && f_rq_v_q[0]) begin
+      f_rq_addr_d[0] = f_rq_addr_q[0] + (Aw'(f_ar_n) << LogSw);
+      f_rq_left_d[0] = f_rq_left_q[0] - f_ar_n;
+      if (f_rq_left_d[0] == '0) begin
+        f_rq_v_d    = {1'b0, f_rq_v_q[1]};
+        f_rq_addr_d = {f_rq_addr_q[0], f_rq_addr_q[1]};
+        f_rq_left_d = {f_rq_left_q[0], f_rq_left_q[1]};
+        f_rq_id_d   = {f_rq_id_q[0], f_rq_id_q[1]};
+      end
+    end
+    if (halt_i) f_rq_v_d = '0;
+    if (f_acc) begin
+      if (!f_rq_v_d[0]) begin
+        f_rq_v_d[0]    = 1'b1;
+        f_rq_addr_d[0] = (rd_req_addr_i[f_acc_id] >> LogSw) << LogSw;
+        f_rq_left_d[0] = f_acc_beats;
+        f_rq_id_d[0]   = f_acc_id;
+      end else begin
+        f_rq_over      = f_rq_v_d[1];
+        f_rq_v_d[1]    = 1'b1;
+        f_rq_addr_d[1] = (rd_req_addr_i[f_acc_id] >> LogSw) << LogSw;
+        f_rq_left_d[1] = f_acc_beats;
+        f_rq_id_d[1]   = f_acc_id;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      f_rd_out_q  <= '0;
+      f_wq_q      <= '0;
+      f_wq_n_q    <= '0;
+      f_wbeat_q   <= '0;
+      f_b_due_q   <= '0;
+      f_ar_wait_q <= 1'b0;
+      f_rq_v_q    <= '0;
+      f_rq_addr_q <= '0;
+      f_rq_left_q <= '0;
+      f_rq_id_q   <= '0;
+    end else begin
+      for (int unsigned i = 0; i < NumRd; i++) begin
+        f_rd_out_q[i] <= f_rd_out_q[i] + CntW'(f_ar_hs && m_axi_arid_o == AxiIdWidth'(i))
+                                       - CntW'(f_r_last_hs && m_axi_rid_i == AxiIdWidth'(i));
+      end
+      f_wq_q      <= f_wq_d;
+      f_wq_n_q    <= f_wq_n_d;
+      if (w_hs) f_wbeat_q <= m_axi_wlast_o ? 8'd0 : f_wbeat_q + 8'd1;
+      f_b_due_q   <= f_b_due_q + CntW'(f_w_last_hs) - CntW'(f_b_hs);
+      f_ar_wait_q <= m_axi_arvalid_o && !m_axi_arready_i;
+      f_rq_v_q    <= f_rq_v_d;
+      f_rq_addr_q <= f_rq_addr_d;
+      f_rq_left_q <= f_rq_left_d;
+      f_rq_id_q   <= f_rq_id_d;
+    end
+  end
+
+  // combinational: each state of a trace is checked as it is (see vta_fifo.sv)
+  always @* begin
+    if (rst_ni) begin
+      // ---- the legal slave
+      if (m_axi_rvalid_i) f_slave_r_asked: assume (f_rid_asked);
+      if (m_axi_bvalid_i) f_slave_b_asked: assume (f_b_due_q != '0);
+      if (f_ar_hs) f_slave_rd_room: assume (f_rd_sum < FSumW'(FMaxOut));
+      if (aw_hs) f_slave_wr_room: assume (32'(f_wq_n_q) + 32'(f_b_due_q) < FMaxOut);
+      // vta_fifo's data order (proven by its own jobs, fifo-4 and fifo-8-lutram): the head
+      // of the W-length FIFO is the oldest AWLEN it was given and has not given out
+      if (wf_valid && f_wq_n_q != '0) f_wlen_fifo_order: assume (wf_len == f_wq_q[0]);
+
+      // ---- AXI4 master rules that need the record
+      // W only for a burst whose AW was accepted; WLAST exactly on its AWLEN + 1-th beat
+      if (m_axi_wvalid_o) begin
+        f_w_announced: assert (f_wq_n_q != '0);
+        f_wlast_exact: assert (m_axi_wlast_o == (f_wbeat_q == f_wq_q[0]));
+      end
+      // beats sent of a burst never exceed its AWLEN + 1
+      if (f_wq_n_q != '0) begin
+        f_w_beats_le_len: assert (f_wbeat_q <= f_wq_q[0]);
+      end else begin
+        f_w_no_beats: assert (f_wbeat_q == 8'd0);
+      end
+      // outstanding: bursts owing W beats (with the AW on the bus) at most WFifoDepth; the
+      // engine's counts of reads and writes outstanding exact (no burst counted that the
+      // slave does not hold, none forgotten)
+      f_w_owed_bound: assert (32'(f_wq_n_q) + 32'(aw_valid_q) <= 32'(WFifoDepth));
+      f_rd_out_exact: assert (FSumW'(rd_out_q) == f_rd_sum);
+      f_wr_out_exact: assert (32'(wr_out_q) == 32'(f_wq_n_q) + 32'(f_b_due_q));
+      // idle: no request left, no burst outstanding, no response due
+      if (wr_idle_o) f_wr_idle_nothing_due: assert (f_wq_n_q == '0 && f_b_due_q == '0);
+      if (idle_o) f_idle_nothing_due: assert (f_rd_sum == '0 && f_rq_v_q == '0);
+      // every read request's bursts: contiguous from its first beat, within its beats, all
+      if (f_fresh) begin
+        f_ar_of_request: assert (f_rq_v_q[0] && m_axi_araddr_o == f_rq_addr_q[0] &&
+                                 m_axi_arid_o == f_rq_id_q[0] && f_ar_n <= f_rq_left_q[0]);
+      end
+      f_request_room: assert (!f_rq_over);
+
+      // ---- invariants (the engine's registers against the record)
+      f_wq_is_fifo: assert (f_wq_n_q == wf_count);
+      // a beat that waits with its strobes is the client's, still offered (the client holds
+      // it until wr_ready_o, which halt_i keeps low)
+      if (w_wait_q && !w_zero_q) f_w_wait_is_clients: assert (wr_valid_i && wf_valid);
+      f_wbeat_is_engine: assert (f_wbeat_q == w_beat_q);
+      if (wr_act_q) f_wr_left: assert (wr_left_q != '0);
+      f_wr_addr_aligned: assert (wr_addr_q[LogSw-1:0] == '0);
+      if (f_rq_v_q[0]) begin
+        f_rq0_sane: assert (f_rq_left_q[0] != '0 && 32'(f_rq_id_q[0]) < 32'(NumRd) &&
+                            f_rq_addr_q[0][LogSw-1:0] == '0);
+      end
+      if (f_rq_v_q[1]) begin
+        f_rq1_sane: assert (f_rq_left_q[1] != '0 && 32'(f_rq_id_q[1]) < 32'(NumRd) &&
+                            f_rq_addr_q[1][LogSw-1:0] == '0);
+      end
+      if (f_fresh) begin
+        if (f_rq_left_q[0] == f_ar_n) begin
+          f_rq_next: assert (f_rq_v_q[1] == rd_act_q && (!rd_act_q ||
+              (f_rq_addr_q[1] == rd_addr_q && f_rq_left_q[1] == 33'(rd_left_q) &&
+               f_rq_id_q[1] == rd_cli_q)));
+        end else begin
+          f_rq_rest: assert (rd_act_q && !f_rq_v_q[1] &&
+              f_rq_addr_q[0] + (Aw'(f_ar_n) << LogSw) == rd_addr_q &&
+              f_rq_left_q[0] - f_ar_n == 33'(rd_left_q) && f_rq_id_q[0] == rd_cli_q);
+        end
+      end else begin
+        f_rq_engine: assert (!f_rq_v_q[1] && f_rq_v_q[0] == rd_act_q && (!rd_act_q ||
+            (f_rq_addr_q[0] == rd_addr_q && f_rq_left_q[0] == 33'(rd_left_q) &&
+             f_rq_id_q[0] == rd_cli_q)));
+      end
+    end
+  end
+
+  // covers of the triggers the record's rules need (the port-level ones: the props module)
+  always @(posedge clk_i) begin
+    if (rst_ni) begin
+      f_cover_w_bound: cover (32'(f_wq_n_q) + 32'(aw_valid_q) == 32'(WFifoDepth));
+      f_cover_wlast_long: cover (f_w_last_hs && f_wbeat_q >= 8'd2);
+      f_cover_wlast_single: cover (f_w_last_hs && f_wbeat_q == 8'd0 && f_wq_n_q >= FWqW'(2));
+      f_cover_rd_two_ids: cover (f_rd_out_q[0] != '0 && f_rd_out_q[NumRd - 1] != '0);
+      f_cover_r_last_one_of_two: cover (f_r_last_hs && f_rd_sum >= FSumW'(2));
+      f_cover_b_after_w: cover (f_b_hs && f_wq_n_q != '0);
+      f_cover_request_split: cover (f_fresh && f_ar_n < f_rq_left_q[0]);
+      f_cover_request_queued: cover (f_acc && f_fresh && f_rq_left_q[0] == f_ar_n);
+    end
+  end
+`endif
+
 endmodule : vta_mem_engine

@@ -133,6 +133,10 @@ JOBS: tuple[Job, ...] = (
     Job("alu-mul-edge8", "vta_alu", ("vta_alu.sv",), "prove", 2, 3, {"CheckMul": 1},
         config="edge8", quick=False,
         why="a 32 x 32 multiplier equivalence a lane: more than 8 minutes for 16 lanes here"),
+    Job("mem_engine-default", "vta_mem_engine", ("vta_fifo.sv", "vta_mem_engine.sv"), "prove",
+        3, 16, quick=False),
+    Job("mem_engine-edge8", "vta_mem_engine", ("vta_fifo.sv", "vta_mem_engine.sv"), "prove",
+        3, 16, config="edge8", quick=False),
 )
 
 
