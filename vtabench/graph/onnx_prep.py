@@ -13,7 +13,16 @@
     DequantizeLinear with scale input scale x weight scale), so they take the same path as
     onnxruntime's QDQ output;
   - gives every consumer of a ``DequantizeLinear`` its own copy (standard QDQ shares one between
-    a residual block's branches; a pattern match owns its dequantize).
+    a residual block's branches; a pattern match owns its dequantize);
+  - folds constants once the input shapes are static: ``Shape`` of a tensor of known shape,
+    integer-valued nodes of constants (the ``Shape -> Cast -> Slice -> Concat -> Reshape`` a
+    flatten exported for a dynamic batch becomes a constant shape, which TVM's importer requires
+    of a ``Reshape``), data movement of constants (``Reshape`` of a bias) and the
+    ``QuantizeLinear`` of a constant (what onnxruntime writes for a constant it takes for an
+    activation: the stored int8 value);
+  - rewrites per-channel affine operators between a dequantize and a quantize
+    (BatchNormalization, Add/Sub/Mul/Div by a constant, HardSigmoid) into depthwise 1x1 convs
+    (:mod:`vtabench.graph.onnx_affine`).
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from vtabench.graph.onnx_affine import affine_to_conv
 
 MS_DOMAIN = "com.microsoft"
 
@@ -83,7 +94,68 @@ def normalize(model: Any, shapes: dict[str, list[int]] | None = None) -> Any:
     m = copy.deepcopy(model)
     _fix_input_shapes(m, shapes or {})
     _Rewriter(m).rewrite()
+    _fold_constants(m)
+    affine_to_conv(m)
     return m
+
+
+#: Operators folded when every input is a constant and every output an integer tensor (shape
+#: arithmetic, the QuantizeLinear of a constant); float arithmetic of constants is left alone,
+#: and so is DequantizeLinear (the patterns take a quantized model's weights behind it).
+_SHAPE_OPS = frozenset({"Cast", "Slice", "Concat", "Gather", "Unsqueeze", "Squeeze", "Identity",
+                        "Add", "Sub", "Mul", "Div", "ConstantOfShape", "Range", "ReduceProd",
+                        "QuantizeLinear"})
+#: Data movement, folded whatever the type of the constant.
+_MOVE_OPS = frozenset({"Reshape", "Unsqueeze", "Squeeze", "Identity", "Flatten", "Transpose"})
+
+
+def _fold_constants(m: Any) -> None:
+    import onnx
+    from onnx import numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(m)
+    except (onnx.shape_inference.InferenceError, ValueError):
+        return  # the importer reports what it cannot take
+    static: dict[str, list[int]] = {}
+    for vi in (*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output):
+        dims = vi.type.tensor_type.shape.dim
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape") and all(
+                d.HasField("dim_value") for d in dims):
+            static[vi.name] = [d.dim_value for d in dims]
+    known = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
+    for node in m.graph.node:
+        if node.op_type == "Constant" and not node.domain and node.attribute[0].name == "value":
+            known[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
+    keep, folded = [], []
+    for node in m.graph.node:
+        value = None
+        if node.domain in ("", "ai.onnx") and node.op_type == "Shape" and node.input[0] in static \
+                and not node.attribute:
+            value = np.array(static[node.input[0]], np.int64)
+        elif node.domain in ("", "ai.onnx") and node.op_type in _SHAPE_OPS | _MOVE_OPS and len(
+                node.output) == 1 and all(i in known for i in node.input if i):
+            one = onnx.helper.make_model(
+                onnx.helper.make_graph([node], "fold", [], [onnx.helper.make_tensor_value_info(
+                    node.output[0], onnx.TensorProto.UNDEFINED, None)]),
+                opset_imports=[o for o in m.opset_import if o.domain in ("", "ai.onnx")])
+            try:
+                out = ReferenceEvaluator(one).run(None, {i: known[i] for i in node.input if i})[0]
+            except Exception:  # noqa: BLE001 - not foldable: left to the importer
+                out = None
+            if out is not None and (np.asarray(out).dtype.kind in "iu"
+                                    or node.op_type in _MOVE_OPS):
+                value = np.asarray(out)
+        if value is None:
+            keep.append(node)
+            continue
+        known[node.output[0]] = value
+        folded.append(numpy_helper.from_array(value, node.output[0]))
+    if folded:
+        del m.graph.node[:]
+        m.graph.node.extend(keep)
+        m.graph.initializer.extend(folded)
 
 
 def _fix_input_shapes(m: Any, shapes: dict[str, list[int]]) -> None:

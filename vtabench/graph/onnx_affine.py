@@ -1,0 +1,207 @@
+"""Per-channel affine operators of a QDQ model as depthwise 1x1 convolutions (ONNX to ONNX).
+
+onnxruntime's ``quantize_static`` quantizes every operator on its own: a BatchNormalization
+that follows a convolution (no fusion without onnxruntime's pre-processing), the ``+ 3`` and
+``/ 6`` of a hard-swish written as ``Add``/``Clip``/``Mul``/``Div``, the bias ``Add`` of a
+squeeze-and-excitation block, a ``HardSigmoid``: each between a ``DequantizeLinear`` and a
+``QuantizeLinear`` of its own. Each is ``y = a[c] * x + b[c]`` per channel ``c`` of an NCHW
+activation (HardSigmoid: then clipped to [0, 1]). :func:`affine_to_conv` rewrites such a node
+into a depthwise (``group = C``) 1x1 ``Conv`` with the weight ``+-127`` (int8), the
+per-channel weight scale ``|a| / 127`` and the int32 bias ``round(b / (s_x * s_w))`` behind
+``DequantizeLinear``: the form the ``vta.conv2d`` pattern takes, so the node gets the integer
+form of any conv (docs/graph.md: Requantization) and runs on VTA. The output keeps its ONNX
+name. Not exact in float, but within one output step: the weight and its scale represent ``a``
+to float32 precision, the bias is off by at most ``s_x * |a| / (254 * s_y)`` output steps.
+
+A node is rewritten only when its data input is a per-tensor ``DequantizeLinear`` of a 4-D
+tensor, its other inputs are constants (an initializer, or a ``DequantizeLinear`` of one) of one
+value or one per channel, and its one consumer is a ``QuantizeLinear``; anything else is left
+as it is (it keeps its QDQ chain on the CPU).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: Ops of the form ``a * x + b`` with constant ``a``, ``b`` (HardSigmoid then clips).
+AFFINE_OPS = frozenset({"BatchNormalization", "Add", "Sub", "Mul", "Div", "HardSigmoid"})
+WEIGHT = 127
+
+
+def affine_to_conv(m: Any) -> int:
+    """Rewrite the affine nodes of ``m`` in place (see the module docstring); the number
+    rewritten."""
+    from onnx import numpy_helper
+
+    g = m.graph
+    consts = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    producer = {o: n for n in g.node for o in n.output}
+    consumers: dict[str, list[Any]] = {}
+    for n in g.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+    graph_outs = {o.name for o in g.output}
+    shapes = _static_shapes(m)
+
+    def const_value(name: str) -> np.ndarray | None:
+        """A constant input as float32: an initializer, or a DequantizeLinear of one."""
+        if name in consts:
+            return consts[name].astype(np.float32)
+        p = producer.get(name)
+        if p is None or p.op_type != "DequantizeLinear" or not all(
+                i in consts for i in p.input if i):
+            return None
+        q = consts[p.input[0]].astype(np.float32)
+        s = consts[p.input[1]].astype(np.float32)
+        z = consts[p.input[2]].astype(np.float32) if len(p.input) > 2 and p.input[2] else 0
+        if np.ndim(s) and q.ndim != 1:
+            return None  # per-axis scales of a tensor of more than one axis: none seen
+        return ((q - z) * s).astype(np.float32)
+
+    def data_scale(name: str) -> float | None:
+        p = producer.get(name)
+        if p is None or p.op_type != "DequantizeLinear" or p.input[1] not in consts:
+            return None
+        s = consts[p.input[1]]
+        return float(s) if s.size == 1 else None
+
+    new_nodes: list[Any] = []
+    count = 0
+    for node in g.node:
+        rewritten = None
+        if node.op_type in AFFINE_OPS and node.domain in ("", "ai.onnx"):
+            rewritten = _rewrite(node, const_value, data_scale, shapes, consumers, graph_outs,
+                                 f"{node.output[0]}__vtab_affine")
+        if rewritten is None:
+            new_nodes.append(node)
+            continue
+        nodes, inits = rewritten
+        new_nodes += nodes
+        g.initializer.extend(numpy_helper.from_array(a, k) for k, a in inits.items())
+        count += 1
+    if count:
+        del g.node[:]
+        g.node.extend(new_nodes)
+        _drop_dead(g)
+    return count
+
+
+def _static_shapes(m: Any) -> dict[str, list[int]]:
+    import onnx
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(m)
+    except (onnx.shape_inference.InferenceError, ValueError):
+        return {}
+    out = {}
+    for vi in (*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output):
+        tt = vi.type.tensor_type
+        if vi.type.HasField("tensor_type") and tt.HasField("shape") and all(
+                d.HasField("dim_value") for d in tt.shape.dim):
+            out[vi.name] = [d.dim_value for d in tt.shape.dim]
+    return out
+
+
+def _per_channel(v: np.ndarray, c: int, rank: int) -> np.ndarray | None:
+    """A constant broadcast against an NCHW tensor: one value, or one per channel (shape
+    (C,) for BatchNormalization, or broadcasting to (1, C, 1, 1)); else None."""
+    if v.size == 1:
+        return np.full(c, float(v.reshape(-1)[0]), np.float64)
+    if v.size != c:
+        return None
+    shape = (1,) * (rank - v.ndim) + tuple(v.shape)
+    if len(shape) != 4 or shape[1] != c:
+        return None
+    return v.reshape(-1).astype(np.float64)
+
+
+def _rewrite(node: Any, const_value, data_scale, shapes: dict[str, list[int]],
+             consumers: dict[str, list[Any]], graph_outs: set[str], base: str
+             ) -> tuple[list[Any], dict[str, np.ndarray]] | None:
+    from onnx import helper
+
+    op, ins = node.op_type, list(node.input)
+    out = node.output[0]
+    users = consumers.get(out, [])
+    if out in graph_outs or len(users) != 1 or users[0].op_type != "QuantizeLinear":
+        return None
+    # which input is the data
+    if op in ("Add", "Mul"):
+        cands = [k for k in (0, 1) if const_value(ins[k]) is None]
+        if len(cands) != 1:
+            return None
+        xi = cands[0]
+    else:
+        xi = 0
+    x = ins[xi]
+    sx = data_scale(x)
+    shape = shapes.get(x)
+    if sx is None or shape is None or len(shape) != 4 or shapes.get(out) != shape:
+        return None
+    c = shape[1]
+    others = [const_value(i) for k, i in enumerate(ins) if k != xi and i]
+    if any(v is None for v in others):
+        return None
+    f32 = np.float32
+    if op == "BatchNormalization":
+        if len(others) != 4:
+            return None
+        eps = next((a.f for a in node.attribute if a.name == "epsilon"), 1e-5)
+        if any(v.size not in (1, c) for v in others):
+            return None
+        vals = [np.broadcast_to(v.reshape(-1), (c,)) for v in others]
+        scale, bias, mean, var = (v.astype(f32) for v in vals)
+        a = (scale / np.sqrt(var + f32(eps))).astype(np.float64)
+        b = (bias - mean * a.astype(f32)).astype(np.float64)
+    elif op == "HardSigmoid":
+        alpha = next((a.f for a in node.attribute if a.name == "alpha"), 0.2)
+        beta = next((a.f for a in node.attribute if a.name == "beta"), 0.5)
+        a, b = np.full(c, float(f32(alpha))), np.full(c, float(f32(beta)))
+    else:
+        v = _per_channel(others[0], c, others[0].ndim)
+        if v is None:
+            return None
+        ones, zeros = np.ones(c), np.zeros(c)
+        a, b = {"Add": (ones, v), "Mul": (v, zeros), "Sub": (ones, -v),
+                "Div": (1.0 / v if np.all(v != 0) else None, zeros)}[op]
+        if a is None:
+            return None
+    w = np.where(a > 0, WEIGHT, np.where(a < 0, -WEIGHT, 0)).astype(np.int8).reshape(c, 1, 1, 1)
+    ws = np.where(a != 0, np.abs(a) / WEIGHT, 1.0).astype(np.float32)
+    bscale = (np.float64(sx) * ws.astype(np.float64)).astype(np.float32)
+    bq = np.rint(b / bscale.astype(np.float64))
+    if np.abs(bq).max() >= 2 ** 31 - 2 ** 24:
+        return None
+    inits = {f"{base}_w": w, f"{base}_ws": ws, f"{base}_wz": np.zeros(c, np.int8),
+             f"{base}_b": bq.astype(np.int32), f"{base}_bs": bscale,
+             f"{base}_bz": np.zeros(c, np.int32)}
+    nodes = [
+        helper.make_node("DequantizeLinear", [f"{base}_w", f"{base}_ws", f"{base}_wz"],
+                         [f"{base}_wd"], name=f"{base}_wdq", axis=0),
+        helper.make_node("DequantizeLinear", [f"{base}_b", f"{base}_bs", f"{base}_bz"],
+                         [f"{base}_bd"], name=f"{base}_bdq", axis=0),
+    ]
+    conv_out = f"{base}_conv" if op == "HardSigmoid" else out
+    nodes.append(helper.make_node("Conv", [x, f"{base}_wd", f"{base}_bd"], [conv_out],
+                                  name=node.name or base, group=c, kernel_shape=[1, 1]))
+    if op == "HardSigmoid":
+        inits[f"{base}_lo"] = np.array(0, np.float32)
+        inits[f"{base}_hi"] = np.array(1, np.float32)
+        nodes.append(helper.make_node("Clip", [conv_out, f"{base}_lo", f"{base}_hi"], [out],
+                                      name=f"{base}_clip"))
+    return nodes, inits
+
+
+def _drop_dead(g: Any) -> None:
+    """Remove nodes none of whose outputs is used (the constants' dequantize nodes left
+    behind), repeatedly."""
+    outs = {o.name for o in g.output}
+    while True:
+        used = {i for n in g.node for i in n.input} | outs
+        keep = [n for n in g.node if any(o in used for o in n.output)]
+        if len(keep) == len(g.node):
+            return
+        del g.node[:]
+        g.node.extend(keep)
