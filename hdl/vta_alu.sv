@@ -31,7 +31,7 @@ module vta_alu import vta_pkg::*; #(
     assign lsh = 5'(-b);
 
     always_comb begin
-      case (op_i)
+      unique case (op_i)
         3'(ALU_OPCODE_MIN): y = (a < b) ? a : b;
         3'(ALU_OPCODE_MAX): y = (a > b) ? a : b;
         3'(ALU_OPCODE_ADD): y = a + b;
