@@ -99,13 +99,16 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
 
   localparam int unsigned Lanes = BATCH * BLOCK_OUT;
 
-  typedef enum logic [2:0] {S_IDLE, S_POP, S_LOAD, S_LOOP, S_DRAIN, S_PUSH} state_e;
+  // the run of an instruction (vta_stage_ctrl's S_RUN): a LOAD, or a micro-op loop and the
+  // drain of its pipeline
+  typedef enum logic [1:0] {PH_LOAD, PH_LOOP, PH_DRAIN} phase_e;
 
-  state_e state_q, state_d;
-  logic [INSN_WIDTH-1:0] insn_q;
-  logic [31:0] idx_q;
-  logic [7:0]  err_q, err_d;
+  phase_e ph_q, ph_d;
+  logic [INSN_WIDTH-1:0] insn;
   logic        finish_q, finish_d;
+  logic        take, in_pop, in_run, ctrl_busy;
+  logic        start_skip, run_done, bad_abort;
+  logic [ERR_WIDTH-1:0] start_err, run_err, bad_err;
 
   // ---------------------------------------------------------------- decode
   logic [2:0]  opcode, alu_op;
@@ -116,31 +119,31 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   logic [31:0] imm;
 
   always_comb begin
-    opcode    = insn_q[GEMM_OPCODE_LSB +: 3];
-    pop_prev  = insn_q[GEMM_POP_PREV_DEP_LSB];
-    pop_next  = insn_q[GEMM_POP_NEXT_DEP_LSB];
-    push_prev = insn_q[GEMM_PUSH_PREV_DEP_LSB];
-    push_next = insn_q[GEMM_PUSH_NEXT_DEP_LSB];
+    opcode    = insn[GEMM_OPCODE_LSB +: 3];
+    pop_prev  = insn[GEMM_POP_PREV_DEP_LSB];
+    pop_next  = insn[GEMM_POP_NEXT_DEP_LSB];
+    push_prev = insn[GEMM_PUSH_PREV_DEP_LSB];
+    push_next = insn[GEMM_PUSH_NEXT_DEP_LSB];
     is_alu    = (opcode == 3'(OPCODE_ALU));
-    reset_reg = insn_q[GEMM_RESET_REG_LSB];
-    uop_bgn   = 32'(insn_q[GEMM_UOP_BGN_LSB +: GEMM_UOP_BGN_WIDTH]);
-    uop_end   = 32'(insn_q[GEMM_UOP_END_LSB +: GEMM_UOP_END_WIDTH]);
-    iter_out  = 32'(insn_q[GEMM_ITER_OUT_LSB +: GEMM_ITER_OUT_WIDTH]);
-    iter_in   = 32'(insn_q[GEMM_ITER_IN_LSB +: GEMM_ITER_IN_WIDTH]);
-    dfo       = 32'(insn_q[GEMM_DST_FACTOR_OUT_LSB +: GEMM_DST_FACTOR_OUT_WIDTH]);
-    dfi       = 32'(insn_q[GEMM_DST_FACTOR_IN_LSB +: GEMM_DST_FACTOR_IN_WIDTH]);
-    wfo       = 32'(insn_q[GEMM_WGT_FACTOR_OUT_LSB +: GEMM_WGT_FACTOR_OUT_WIDTH]);
-    wfi       = 32'(insn_q[GEMM_WGT_FACTOR_IN_LSB +: GEMM_WGT_FACTOR_IN_WIDTH]);
+    reset_reg = insn[GEMM_RESET_REG_LSB];
+    uop_bgn   = 32'(insn[GEMM_UOP_BGN_LSB +: GEMM_UOP_BGN_WIDTH]);
+    uop_end   = 32'(insn[GEMM_UOP_END_LSB +: GEMM_UOP_END_WIDTH]);
+    iter_out  = 32'(insn[GEMM_ITER_OUT_LSB +: GEMM_ITER_OUT_WIDTH]);
+    iter_in   = 32'(insn[GEMM_ITER_IN_LSB +: GEMM_ITER_IN_WIDTH]);
+    dfo       = 32'(insn[GEMM_DST_FACTOR_OUT_LSB +: GEMM_DST_FACTOR_OUT_WIDTH]);
+    dfi       = 32'(insn[GEMM_DST_FACTOR_IN_LSB +: GEMM_DST_FACTOR_IN_WIDTH]);
+    wfo       = 32'(insn[GEMM_WGT_FACTOR_OUT_LSB +: GEMM_WGT_FACTOR_OUT_WIDTH]);
+    wfi       = 32'(insn[GEMM_WGT_FACTOR_IN_LSB +: GEMM_WGT_FACTOR_IN_WIDTH]);
     if (is_alu) begin
-      sfo = 32'(insn_q[ALU_SRC_FACTOR_OUT_LSB +: ALU_SRC_FACTOR_OUT_WIDTH]);
-      sfi = 32'(insn_q[ALU_SRC_FACTOR_IN_LSB +: ALU_SRC_FACTOR_IN_WIDTH]);
+      sfo = 32'(insn[ALU_SRC_FACTOR_OUT_LSB +: ALU_SRC_FACTOR_OUT_WIDTH]);
+      sfi = 32'(insn[ALU_SRC_FACTOR_IN_LSB +: ALU_SRC_FACTOR_IN_WIDTH]);
     end else begin
-      sfo = 32'(insn_q[GEMM_SRC_FACTOR_OUT_LSB +: GEMM_SRC_FACTOR_OUT_WIDTH]);
-      sfi = 32'(insn_q[GEMM_SRC_FACTOR_IN_LSB +: GEMM_SRC_FACTOR_IN_WIDTH]);
+      sfo = 32'(insn[GEMM_SRC_FACTOR_OUT_LSB +: GEMM_SRC_FACTOR_OUT_WIDTH]);
+      sfi = 32'(insn[GEMM_SRC_FACTOR_IN_LSB +: GEMM_SRC_FACTOR_IN_WIDTH]);
     end
-    alu_op  = insn_q[ALU_ALU_OPCODE_LSB +: 3];
-    use_imm = insn_q[ALU_USE_IMM_LSB];
-    imm     = 32'($signed(insn_q[ALU_IMM_LSB +: IMM_WIDTH]));
+    alu_op  = insn[ALU_ALU_OPCODE_LSB +: 3];
+    use_imm = insn[ALU_USE_IMM_LSB];
+    imm     = 32'($signed(insn[ALU_IMM_LSB +: IMM_WIDTH]));
   end
 
   // ---------------------------------------------------------------- loop generator (G0)
@@ -257,7 +260,7 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
 
   // ---------------------------------------------------------------- loads
   logic        dma_start, dma_busy, dma_done, dma_w;
-  logic [7:0]  dma_err;
+  logic [ERR_WIDTH-1:0] dma_err;
   logic [2:0]  dma_mtype;
 
   vta_dma_rd #(
@@ -269,7 +272,7 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
     .rst_ni      (rst_ni),
     .halt_i      (halt_i),
     .start_i     (dma_start),
-    .insn_i      (insn_q),
+    .insn_i      (insn),
     .dram_off_i  (dram_off_i),
     .dram_size_i (dram_size_i),
     .busy_o      (dma_busy),
@@ -301,105 +304,97 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   assign loop_empty = (iter_out == '0) || (iter_in == '0) || (uop_bgn == uop_end);
   assign uop_bad    = (uop_bgn > uop_end) || (uop_end > 32'(UOP_DEPTH));
   assign is_mul     = is_alu && (alu_op == 3'(ALU_OPCODE_MUL));
-  assign gen        = (state_q == S_LOOP) && !halt_i && !bad2_q && (gap_q == '0);
+  assign gen        = in_run && (ph_q == PH_LOOP) && !halt_i && !bad2_q && (gap_q == '0);
   assign gen_last   = (u_q + 32'd1 >= uop_end) && (i1_q + 32'd1 >= iter_in) &&
                       (i0_q + 32'd1 >= iter_out);
 
+  // take, pop l2g / s2g, run (PH_LOAD, or PH_LOOP then PH_DRAIN), push g2l / g2s
+  vta_stage_ctrl u_ctrl (
+    .clk_i        (clk_i),
+    .rst_ni       (rst_ni),
+    .clr_i        (clr_i),
+    .halt_i       (halt_i),
+    .cmd_valid_i  (cmd_valid_i),
+    .cmd_ready_o  (cmd_ready_o),
+    .cmd_i        (cmd_i),
+    .insn_o       (insn),
+    .pop_ok_i     (tokens_ok),
+    .take_o       (take),
+    .push_ok_i    (push_ok),
+    .retire_o     (retire_o),
+    .start_err_i  (start_err),
+    .start_skip_i (start_skip),
+    .run_done_i   (run_done),
+    .run_err_i    (run_err),
+    .abort_i      (bad_abort),
+    .abort_err_i  (bad_err),
+    .in_pop_o     (in_pop),
+    .in_run_o     (in_run),
+    .busy_o       (ctrl_busy),
+    .err_o        (err_o),
+    .err_idx_o    (err_idx_o),
+    .pop_wait_o   (pop_wait_o),
+    .push_wait_o  (push_wait_o)
+  );
+
+  assign l2g_pop_o  = take && pop_prev;
+  assign s2g_pop_o  = take && pop_next;
+  assign g2l_push_o = retire_o && push_prev;
+  assign g2s_push_o = retire_o && push_next;
+  assign dma_start  = take && (opcode == 3'(OPCODE_LOAD));
+  // an iteration failed its index check (registered verdict): the instruction stops
+  assign bad_abort  = bad2_q;
+  assign bad_err    = is_alu ? ERR_SRAM_ALU : ERR_SRAM_GEMM;
+
+  // how an instruction goes on once its tokens are taken
   always_comb begin
-    state_d     = state_q;
-    err_d       = err_q;
-    finish_d    = finish_q;
-    cmd_ready_o = 1'b0;
-    l2g_pop_o   = 1'b0;
-    s2g_pop_o   = 1'b0;
-    g2l_push_o  = 1'b0;
-    g2s_push_o  = 1'b0;
-    retire_o    = 1'b0;
-    dma_start   = 1'b0;
-    case (state_q)
-      S_IDLE: begin
-        if (cmd_valid_i && err_q == ERR_NONE) begin
-          cmd_ready_o = 1'b1;
-          state_d     = S_POP;
+    start_err  = ERR_NONE;
+    start_skip = 1'b0;
+    unique case (opcode)
+      3'(OPCODE_LOAD): ;
+      3'(OPCODE_GEMM), 3'(OPCODE_ALU): begin
+        if (uop_bad) begin
+          start_err = ERR_SRAM_UOP;
+        end else if (loop_empty) begin
+          start_skip = 1'b1;
         end
       end
-      S_POP: begin
-        if (tokens_ok) begin
-          l2g_pop_o = pop_prev;
-          s2g_pop_o = pop_next;
-          case (opcode)
-            3'(OPCODE_LOAD): begin
-              dma_start = 1'b1;
-              state_d   = S_LOAD;
-            end
-            3'(OPCODE_GEMM), 3'(OPCODE_ALU): begin
-              if (uop_bad) begin
-                err_d   = ERR_SRAM_UOP;
-                state_d = S_IDLE;
-              end else if (loop_empty) begin
-                state_d = S_PUSH;
-              end else begin
-                state_d = S_LOOP;
-              end
-            end
-            3'(OPCODE_FINISH): begin
-              finish_d = 1'b1;
-              state_d  = S_PUSH;
-            end
-            default: begin
-              err_d   = ERR_OPCODE;
-              state_d = S_IDLE;
-            end
-          endcase
-        end
-      end
-      S_LOAD: begin
-        if (dma_done) begin
-          if (dma_err != ERR_NONE) begin
-            err_d   = dma_err;
-            state_d = S_IDLE;
-          end else begin
-            state_d = S_PUSH;
-          end
-        end
-      end
-      S_LOOP: begin
-        if (gen && gen_last) state_d = S_DRAIN;
-      end
-      S_DRAIN: begin
-        // the last iteration writes in W at the end of this cycle at the latest
-        if (!g1_q && !g2_q && !gemm_busy && !a_q && !x_q && !x2_q) state_d = S_PUSH;
-      end
-      default: begin  // S_PUSH
-        if (push_ok) begin
-          g2l_push_o = push_prev;
-          g2s_push_o = push_next;
-          retire_o   = 1'b1;
-          state_d    = S_IDLE;
-          if (cmd_valid_i) begin  // back to back: take the next instruction now
-            cmd_ready_o = 1'b1;
-            state_d     = S_POP;
-          end
-        end
-      end
+      3'(OPCODE_FINISH): start_skip = 1'b1;
+      default: start_err = ERR_OPCODE;  // STORE and the undefined opcodes
     endcase
-    if (bad2_q) begin
-      err_d   = is_alu ? ERR_SRAM_ALU : ERR_SRAM_GEMM;
-      state_d = S_IDLE;
+  end
+
+  // the run's phases: a LOAD ends with its DMA (and its error), a loop with its drain
+  always_comb begin
+    ph_d     = ph_q;
+    run_done = 1'b0;
+    run_err  = ERR_NONE;
+    finish_d = finish_q;
+    unique case (ph_q)
+      PH_LOAD: begin
+        run_done = dma_done;
+        run_err  = dma_err;
+      end
+      PH_LOOP: begin
+        if (gen && gen_last) ph_d = PH_DRAIN;
+      end
+      PH_DRAIN: begin
+        // the last iteration writes in W at the end of this cycle at the latest
+        run_done = !g1_q && !g2_q && !gemm_busy && !a_q && !x_q && !x2_q;
+      end
+      default: ph_d = PH_LOOP;  // unused encoding
+    endcase
+    if (!in_run) ph_d = ph_q;
+    if (take) begin
+      ph_d = (opcode == 3'(OPCODE_LOAD)) ? PH_LOAD : PH_LOOP;
+      if (opcode == 3'(OPCODE_FINISH)) finish_d = 1'b1;
     end
-    if (halt_i || clr_i) state_d = S_IDLE;
-    if (clr_i) begin
-      err_d    = ERR_NONE;
-      finish_d = 1'b0;
-    end
+    if (clr_i) finish_d = 1'b0;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      state_q  <= S_IDLE;
-      insn_q   <= '0;
-      idx_q    <= '0;
-      err_q    <= ERR_NONE;
+      ph_q     <= PH_LOAD;
       finish_q <= 1'b0;
       u_q      <= '0;
       i0_q     <= '0;
@@ -433,15 +428,10 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
       wb_q     <= 1'b0;
       wb_a_q   <= '0;
     end else begin
-      state_q  <= state_d;
-      err_q    <= err_d;
+      ph_q     <= ph_d;
       finish_q <= finish_d;
-      if (cmd_ready_o) begin
-        insn_q <= cmd_i[INSN_WIDTH-1:0];
-        idx_q  <= cmd_i[QW-1:INSN_WIDTH];
-      end
       // loop counters
-      if (state_q == S_POP) begin
+      if (in_pop) begin
         u_q     <= uop_bgn;
         i0_q    <= '0;
         i1_q    <= '0;
@@ -513,11 +503,9 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   logic unused_uop;  // micro-op bits above the three index fields (configuration dependent)
   assign unused_uop = ^uop_data_i;
 
-  assign busy_o    = (state_q != S_IDLE) || dma_busy || g1_q || g2_q || gemm_busy || a_q || x_q ||
+  assign busy_o    = ctrl_busy || dma_busy || g1_q || g2_q || gemm_busy || a_q || x_q ||
                      x2_q || w_q;
   assign finish_o  = finish_q;
-  assign err_o     = err_q;
-  assign err_idx_o = idx_q;
 
 `ifndef SYNTHESIS
 `include "vta_assert.svh"
@@ -530,8 +518,8 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   assign cmd_mtype = cmd_insn[MEM_MEMORY_TYPE_LSB +: 3];
 
   a_state_legal: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
-      state_q inside {S_IDLE, S_POP, S_LOAD, S_LOOP, S_DRAIN, S_PUSH})
-    else $error("compute: illegal state %0d", state_q);
+      ph_q inside {PH_LOAD, PH_LOOP, PH_DRAIN})
+    else $error("compute: illegal phase %0d", ph_q);
   // what fetch routes here (vta_fetch): LOAD of UOP / ACC / ACC_8BIT, GEMM, legal ALU, FINISH
   a_cmd_routed: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       cmd_valid_i && cmd_ready_o |->
@@ -543,12 +531,12 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
     else $error("compute: took an instruction fetch does not route here (opcode %0d)", cmd_op);
   // the pipeline runs only in the loop and its drain
   a_pipe_in_loop: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
-      g1_q |-> state_q inside {S_LOOP, S_DRAIN, S_IDLE})
-    else $error("compute: a micro-op in flight in state %0d", state_q);
+      g1_q |-> !ctrl_busy || (in_run && ph_q inside {PH_LOOP, PH_DRAIN}))
+    else $error("compute: a micro-op in flight outside the loop (phase %0d)", ph_q);
   // an iteration that failed its index check writes nothing: the loop stops with it, and the
   // iteration behind it never leaves G1
   a_bad_stops: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
-      bad2_q && !clr_i |=> !g2_q && !g1_q && state_q == S_IDLE && err_q != ERR_NONE)
+      bad2_q && !clr_i |=> !g2_q && !g1_q && !ctrl_busy && err_o != ERR_NONE)
     else $error("compute: the loop went on after an index error");
   // MUL iterations are two cycles apart: X never needs a sum X2 has not made yet
   a_mul_spacing: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
@@ -556,8 +544,6 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
     else $error("compute: MUL iterations in A and X together");
 `endif
 
-  assign pop_wait_o  = (state_q == S_POP) && !tokens_ok;
-  assign push_wait_o = (state_q == S_PUSH) && !push_ok;
-  assign mem_wait_o  = (state_q == S_LOAD) && !dma_w;
+  assign mem_wait_o  = in_run && (ph_q == PH_LOAD) && !dma_w;
 
 endmodule : vta_compute

@@ -1,7 +1,7 @@
 // vta_load: the load stage. Takes LOAD INP / LOAD WGT instructions in order from its
 // command queue, waits for a g2l token when pop_next_dep is set, runs the load/padding
 // path (vta_dma_rd) into the inp or wgt buffer, then pushes an l2g token when
-// push_next_dep is set (waiting while the l2g queue is full).
+// push_next_dep is set (waiting while the l2g queue is full): the steps of vta_stage_ctrl.
 module vta_load import vta_pkg::*; import vta_err_pkg::*; #(
   parameter int unsigned AxiAddrWidth = 64,
   parameter int unsigned BusBytes     = 64,
@@ -51,83 +51,49 @@ module vta_load import vta_pkg::*; import vta_err_pkg::*; #(
   output logic [BusW-1:0]     w_data_o
 );
 
-  typedef enum logic [1:0] {S_IDLE, S_POP, S_EXEC, S_PUSH} state_e;
-
-  state_e state_q, state_d;
-  logic [INSN_WIDTH-1:0] insn_q;
-  logic [31:0] idx_q;
-  logic [7:0]  err_q, err_d;
-  logic        pop_next, push_next;
-  logic        dma_start, dma_busy, dma_done, w_valid;
-  logic [7:0]  dma_err;
+  logic [INSN_WIDTH-1:0] insn;
+  logic        pop_next, push_next, pop_ok, push_ok, take, retire, in_run, ctrl_busy;
+  logic        dma_busy, dma_done, w_valid;
+  logic [ERR_WIDTH-1:0] dma_err;
   logic [2:0]  dma_mtype;
 
-  assign pop_next  = insn_q[MEM_POP_NEXT_DEP_LSB];
-  assign push_next = insn_q[MEM_PUSH_NEXT_DEP_LSB];
+  assign pop_next  = insn[MEM_POP_NEXT_DEP_LSB];
+  assign push_next = insn[MEM_PUSH_NEXT_DEP_LSB];
+  assign pop_ok  = !pop_next || g2l_valid_i;
+  assign push_ok = !push_next || l2g_ready_i;
 
-  always_comb begin
-    state_d     = state_q;
-    err_d       = err_q;
-    cmd_ready_o = 1'b0;
-    g2l_pop_o   = 1'b0;
-    l2g_push_o  = 1'b0;
-    dma_start   = 1'b0;
-    retire_o    = 1'b0;
-    case (state_q)
-      S_IDLE: begin
-        if (cmd_valid_i && err_q == ERR_NONE) begin
-          cmd_ready_o = 1'b1;
-          state_d     = S_POP;
-        end
-      end
-      S_POP: begin
-        if (!pop_next || g2l_valid_i) begin
-          g2l_pop_o = pop_next;
-          dma_start = 1'b1;
-          state_d   = S_EXEC;
-        end
-      end
-      S_EXEC: begin
-        if (dma_done) begin
-          if (dma_err != ERR_NONE) begin
-            err_d   = dma_err;
-            state_d = S_IDLE;
-          end else begin
-            state_d = S_PUSH;
-          end
-        end
-      end
-      default: begin  // S_PUSH
-        if (!push_next || l2g_ready_i) begin
-          l2g_push_o = push_next;
-          retire_o   = 1'b1;
-          state_d    = S_IDLE;
-          if (cmd_valid_i) begin  // back to back: take the next instruction now
-            cmd_ready_o = 1'b1;
-            state_d     = S_POP;
-          end
-        end
-      end
-    endcase
-    if (halt_i || clr_i) state_d = S_IDLE;
-    if (clr_i) err_d = ERR_NONE;
-  end
+  // take, pop g2l, run the load (a failed check ends it with the error), push l2g
+  vta_stage_ctrl u_ctrl (
+    .clk_i        (clk_i),
+    .rst_ni       (rst_ni),
+    .clr_i        (clr_i),
+    .halt_i       (halt_i),
+    .cmd_valid_i  (cmd_valid_i),
+    .cmd_ready_o  (cmd_ready_o),
+    .cmd_i        (cmd_i),
+    .insn_o       (insn),
+    .pop_ok_i     (pop_ok),
+    .take_o       (take),
+    .push_ok_i    (push_ok),
+    .retire_o     (retire),
+    .start_err_i  (ERR_NONE),
+    .start_skip_i (1'b0),
+    .run_done_i   (dma_done),
+    .run_err_i    (dma_err),
+    .abort_i      (1'b0),
+    .abort_err_i  (ERR_NONE),
+    .in_pop_o     (),
+    .in_run_o     (in_run),
+    .busy_o       (ctrl_busy),
+    .err_o        (err_o),
+    .err_idx_o    (err_idx_o),
+    .pop_wait_o   (pop_wait_o),
+    .push_wait_o  (push_wait_o)
+  );
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      state_q <= S_IDLE;
-      insn_q  <= '0;
-      idx_q   <= '0;
-      err_q   <= ERR_NONE;
-    end else begin
-      state_q <= state_d;
-      err_q   <= err_d;
-      if (cmd_ready_o) begin
-        insn_q <= cmd_i[INSN_WIDTH-1:0];
-        idx_q  <= cmd_i[QW-1:INSN_WIDTH];
-      end
-    end
-  end
+  assign g2l_pop_o  = take && pop_next;
+  assign l2g_push_o = retire && push_next;
+  assign retire_o   = retire;
 
   vta_dma_rd #(
     .AxiAddrWidth (AxiAddrWidth),
@@ -136,8 +102,8 @@ module vta_load import vta_pkg::*; import vta_err_pkg::*; #(
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),
     .halt_i      (halt_i),
-    .start_i     (dma_start),
-    .insn_i      (insn_q),
+    .start_i     (take),
+    .insn_i      (insn),
     .dram_off_i  (dram_off_i),
     .dram_size_i (dram_size_i),
     .busy_o      (dma_busy),
@@ -160,9 +126,7 @@ module vta_load import vta_pkg::*; import vta_err_pkg::*; #(
 
   assign inp_we_o  = w_valid && (dma_mtype == 3'(MEM_ID_INP));
   assign wgt_we_o  = w_valid && (dma_mtype == 3'(MEM_ID_WGT));
-  assign busy_o    = (state_q != S_IDLE) || dma_busy;
-  assign err_o     = err_q;
-  assign err_idx_o = idx_q;
+  assign busy_o    = ctrl_busy || dma_busy;
 
 `ifndef SYNTHESIS
 `include "vta_assert.svh"
@@ -180,8 +144,6 @@ module vta_load import vta_pkg::*; import vta_err_pkg::*; #(
     else $error("load: took an instruction fetch does not route here");
 `endif
 
-  assign pop_wait_o  = (state_q == S_POP) && pop_next && !g2l_valid_i;
-  assign push_wait_o = (state_q == S_PUSH) && push_next && !l2g_ready_i;
-  assign mem_wait_o  = (state_q == S_EXEC) && !w_valid;
+  assign mem_wait_o  = in_run && !w_valid;
 
 endmodule : vta_load

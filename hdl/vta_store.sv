@@ -6,7 +6,8 @@
 // Finally pushes an s2g token when push_prev_dep is set.
 // The range checks are pipelined so that no cycle holds more than one multiplier or carry
 // chain of them: the products are registered every cycle from the instruction register (so
-// they are ready when S_POP ends), S_SUM registers the SRAM and DRAM ends, S_CHECK compares.
+// they are ready when S_POP ends), PH_SUM registers the SRAM and DRAM ends, PH_CHECK compares.
+// The steps around the run (take, tokens, retire, the error) are vta_stage_ctrl's.
 module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   parameter int unsigned AxiAddrWidth = 64,
   parameter int unsigned BusBytes     = 64,
@@ -57,12 +58,15 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   localparam int unsigned LogBus  = $clog2(BusBytes);
   localparam int unsigned WfDepth = 4;
 
-  typedef enum logic [2:0] {S_IDLE, S_POP, S_SUM, S_CHECK, S_RUN, S_PUSH} state_e;
+  // the run of a STORE (vta_stage_ctrl's S_RUN): register the range check's ends, compare,
+  // copy the rows
+  typedef enum logic [1:0] {PH_SUM, PH_CHECK, PH_COPY} phase_e;
 
-  state_e state_q, state_d;
-  logic [INSN_WIDTH-1:0] insn_q;
-  logic [31:0] idx_q;
-  logic [7:0]  err_q, err_d;
+  phase_e ph_q, ph_d;
+  logic [INSN_WIDTH-1:0] insn;
+  logic        pop_ok, push_ok, take, in_run, copy;
+  logic        run_done;
+  logic [ERR_WIDTH-1:0] run_err;
 
   logic        pop_prev, push_prev;
   logic [15:0] sram_base, y_size, x_size, x_stride;
@@ -70,7 +74,7 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   logic        any_pad, noop;
   logic [47:0] dram_end;
   logic [32:0] sram_end;
-  // check pipeline: products and dram_base + x_size (every cycle, from insn_q), ends (S_SUM)
+  // check pipeline: products and dram_base + x_size (every cycle, from insn), ends (PH_SUM)
   logic [31:0] sram_prod_q, dram_prod_q;   // y_size * x_size, (y_size - 1) * x_stride
   logic [47:0] dram_bx_q;                  // dram_base + x_size
   logic [32:0] sram_end_q;
@@ -79,15 +83,15 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   logic [Aw-1:0] first_row;             // DRAM byte address of the first row
 
   always_comb begin
-    pop_prev     = insn_q[MEM_POP_PREV_DEP_LSB];
-    push_prev    = insn_q[MEM_PUSH_PREV_DEP_LSB];
-    sram_base    = insn_q[MEM_SRAM_BASE_LSB +: 16];
-    dram_base    = insn_q[MEM_DRAM_BASE_LSB +: 32];
-    y_size       = insn_q[MEM_Y_SIZE_LSB +: 16];
-    x_size       = insn_q[MEM_X_SIZE_LSB +: 16];
-    x_stride     = insn_q[MEM_X_STRIDE_LSB +: 16];
-    any_pad      = |{insn_q[MEM_Y_PAD_0_LSB +: 4], insn_q[MEM_Y_PAD_1_LSB +: 4],
-                     insn_q[MEM_X_PAD_0_LSB +: 4], insn_q[MEM_X_PAD_1_LSB +: 4]};
+    pop_prev     = insn[MEM_POP_PREV_DEP_LSB];
+    push_prev    = insn[MEM_PUSH_PREV_DEP_LSB];
+    sram_base    = insn[MEM_SRAM_BASE_LSB +: 16];
+    dram_base    = insn[MEM_DRAM_BASE_LSB +: 32];
+    y_size       = insn[MEM_Y_SIZE_LSB +: 16];
+    x_size       = insn[MEM_X_SIZE_LSB +: 16];
+    x_stride     = insn[MEM_X_STRIDE_LSB +: 16];
+    any_pad      = |{insn[MEM_Y_PAD_0_LSB +: 4], insn[MEM_Y_PAD_1_LSB +: 4],
+                     insn[MEM_X_PAD_0_LSB +: 4], insn[MEM_X_PAD_1_LSB +: 4]};
     noop         = (x_size == '0) || (y_size == '0);
     sram_end     = 33'(sram_base) + 33'(sram_prod_q);
     dram_end     = (dram_bx_q + 48'(dram_prod_q)) << LogEb;
@@ -100,7 +104,7 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   logic [15:0]   rq_y_q;
   logic [Aw-1:0] rq_addr_q;
 
-  assign req_valid_o = (state_q == S_RUN) && !halt_i && (rq_y_q < y_size);
+  assign req_valid_o = copy && !halt_i && (rq_y_q < y_size);
   assign req_addr_o  = rq_addr_q;
   assign req_len_o   = row_len;
 
@@ -130,7 +134,7 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   );
 
   always_comb begin
-    issue     = (state_q == S_RUN) && !halt_i && (bt_y_q < y_size) &&
+    issue     = copy && !halt_i && (bt_y_q < y_size) &&
                 (32'(wf_count) + 32'(rd_pend_q) < 32'(WfDepth));
     next_row  = bt_row_q + Aw'(stride_bytes);
   end
@@ -156,67 +160,76 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   assign w_valid_o = wf_valid && !halt_i;
 
   // ---------------------------------------------------------------- control
+  assign pop_ok  = !pop_prev || g2s_valid_i;
+  assign push_ok = !push_prev || s2g_ready_i;
+
+  // take, pop g2s, run (PH_SUM, PH_CHECK, PH_COPY), push s2g
+  vta_stage_ctrl u_ctrl (
+    .clk_i        (clk_i),
+    .rst_ni       (rst_ni),
+    .clr_i        (clr_i),
+    .halt_i       (halt_i),
+    .cmd_valid_i  (cmd_valid_i),
+    .cmd_ready_o  (cmd_ready_o),
+    .cmd_i        (cmd_i),
+    .insn_o       (insn),
+    .pop_ok_i     (pop_ok),
+    .take_o       (take),
+    .push_ok_i    (push_ok),
+    .retire_o     (retire_o),
+    .start_err_i  (ERR_NONE),
+    .start_skip_i (1'b0),
+    .run_done_i   (run_done),
+    .run_err_i    (run_err),
+    .abort_i      (1'b0),
+    .abort_err_i  (ERR_NONE),
+    .in_pop_o     (),
+    .in_run_o     (in_run),
+    .busy_o       (busy_o),
+    .err_o        (err_o),
+    .err_idx_o    (err_idx_o),
+    .pop_wait_o   (pop_wait_o),
+    .push_wait_o  (push_wait_o)
+  );
+
+  assign g2s_pop_o  = take && pop_prev;
+  assign s2g_push_o = retire_o && push_prev;
+  assign copy       = in_run && (ph_q == PH_COPY);
+
+  // the run's phases; the check ends it with an error, or with nothing to copy (a no-op)
   always_comb begin
-    state_d     = state_q;
-    err_d       = err_q;
-    cmd_ready_o = 1'b0;
-    g2s_pop_o   = 1'b0;
-    s2g_push_o  = 1'b0;
-    retire_o    = 1'b0;
-    case (state_q)
-      S_IDLE: begin
-        if (cmd_valid_i && err_q == ERR_NONE) begin
-          cmd_ready_o = 1'b1;
-          state_d     = S_POP;
-        end
-      end
-      S_POP: begin
-        if (!pop_prev || g2s_valid_i) begin
-          g2s_pop_o = pop_prev;
-          state_d   = S_SUM;
-        end
-      end
-      S_SUM: state_d = S_CHECK;
-      S_CHECK: begin
-        state_d = S_RUN;
+    ph_d     = ph_q;
+    run_done = 1'b0;
+    run_err  = ERR_NONE;
+    unique case (ph_q)
+      PH_SUM: ph_d = PH_CHECK;
+      PH_CHECK: begin
+        ph_d     = PH_COPY;
+        run_done = 1'b1;
         if (any_pad) begin
-          err_d = ERR_MEM_TYPE;
+          run_err = ERR_MEM_TYPE;
         end else if (noop) begin
-          state_d = S_PUSH;
+          run_err = ERR_NONE;  // nothing to copy: straight to the push
         end else if (sram_end_q > 33'(OUT_DEPTH)) begin
-          err_d = ERR_SRAM_STORE;
+          run_err = ERR_SRAM_STORE;
         end else if (64'(dram_end_q) > 64'(dram_size_i)) begin
-          err_d = ERR_DRAM_RANGE;
-        end
-        if (err_d != ERR_NONE) state_d = S_IDLE;
-      end
-      S_RUN: begin
-        if (rq_y_q == y_size && bt_y_q == y_size && !rd_pend_q && !wf_valid) begin
-          state_d = S_PUSH;
+          run_err = ERR_DRAM_RANGE;
+        end else begin
+          run_done = 1'b0;
         end
       end
-      default: begin  // S_PUSH
-        if (!push_prev || s2g_ready_i) begin
-          s2g_push_o = push_prev;
-          retire_o   = 1'b1;
-          state_d    = S_IDLE;
-          if (cmd_valid_i) begin  // back to back: take the next instruction now
-            cmd_ready_o = 1'b1;
-            state_d     = S_POP;
-          end
-        end
+      PH_COPY: begin
+        run_done = (rq_y_q == y_size && bt_y_q == y_size && !rd_pend_q && !wf_valid);
       end
+      default: ph_d = PH_SUM;  // unused encoding
     endcase
-    if (halt_i || clr_i) state_d = S_IDLE;
-    if (clr_i) err_d = ERR_NONE;
+    if (!in_run) ph_d = ph_q;
+    if (take) ph_d = PH_SUM;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      state_q   <= S_IDLE;
-      insn_q    <= '0;
-      idx_q     <= '0;
-      err_q     <= ERR_NONE;
+      ph_q      <= PH_SUM;
       rq_y_q    <= '0;
       rq_addr_q <= '0;
       bt_y_q    <= '0;
@@ -231,22 +244,17 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
       sram_end_q  <= '0;
       dram_end_q  <= '0;
     end else begin
-      state_q   <= state_d;
-      err_q     <= err_d;
+      ph_q      <= ph_d;
       rd_pend_q <= issue;
       strb_q    <= strb;
       sram_prod_q <= 32'(y_size) * 32'(x_size);
       dram_prod_q <= 32'(y_size - 16'd1) * 32'(x_stride);
       dram_bx_q   <= 48'(dram_base) + 48'(x_size);
-      if (state_q == S_SUM) begin
+      if (in_run && ph_q == PH_SUM) begin
         sram_end_q <= sram_end;
         dram_end_q <= dram_end;
       end
-      if (cmd_ready_o) begin
-        insn_q <= cmd_i[INSN_WIDTH-1:0];
-        idx_q  <= cmd_i[QW-1:INSN_WIDTH];
-      end
-      if (state_q == S_CHECK) begin
+      if (in_run && ph_q == PH_CHECK) begin
         rq_y_q    <= '0;
         rq_addr_q <= first_row;
         bt_y_q    <= '0;
@@ -272,10 +280,6 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
     end
   end
 
-  assign busy_o    = (state_q != S_IDLE);
-  assign err_o     = err_q;
-  assign err_idx_o = idx_q;
-
 `ifndef SYNTHESIS
 `include "vta_assert.svh"
   `VTA_ASSERT_ARMED
@@ -284,8 +288,8 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   assign cmd_insn = cmd_i[INSN_WIDTH-1:0];
 
   a_state_legal: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
-      state_q inside {S_IDLE, S_POP, S_SUM, S_CHECK, S_RUN, S_PUSH})
-    else $error("store: illegal state %0d", state_q);
+      ph_q inside {PH_SUM, PH_CHECK, PH_COPY})
+    else $error("store: illegal phase %0d", ph_q);
   // what fetch routes here (vta_fetch): STORE of OUT, no token of the next stage
   a_cmd_routed: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       cmd_valid_i && cmd_ready_o |->
@@ -293,10 +297,10 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
       cmd_insn[MEM_MEMORY_TYPE_LSB +: 3] == 3'(MEM_ID_OUT) &&
       !cmd_insn[MEM_POP_NEXT_DEP_LSB] && !cmd_insn[MEM_PUSH_NEXT_DEP_LSB])
     else $error("store: took an instruction fetch does not route here");
-  // the check pipeline: the products S_SUM adds are those of the instruction being checked
-  // (insn_q holds still from the cycle before S_POP)
+  // the check pipeline: the products PH_SUM adds are those of the instruction being checked
+  // (insn holds still from the cycle before S_POP)
   a_check_products: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
-      state_q == S_SUM |-> sram_prod_q == 32'(y_size) * 32'(x_size) &&
+      in_run && ph_q == PH_SUM |-> sram_prod_q == 32'(y_size) * 32'(x_size) &&
                            dram_prod_q == 32'(y_size - 16'd1) * 32'(x_stride) &&
                            dram_bx_q == 48'(dram_base) + 48'(x_size))
     else $error("store: range check products of another instruction");
@@ -305,9 +309,7 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
     else $error("store: an out-buffer beat found the W FIFO full");
 `endif
 
-  assign pop_wait_o  = (state_q == S_POP) && pop_prev && !g2s_valid_i;
-  assign push_wait_o = (state_q == S_PUSH) && push_prev && !s2g_ready_i;
-  assign mem_wait_o  = (state_q == S_RUN) && !(w_valid_o && w_ready_i);
+  assign mem_wait_o  = copy && !(w_valid_o && w_ready_i);
 
   logic unused;
   assign unused = wf_ready;
