@@ -23,6 +23,7 @@ module vta_mem_engine_props import vta_pkg::*; #(
   localparam int unsigned WinBeats     = (WindowBytes / Sw > 256) ? 256 : WindowBytes / Sw
 ) (
   input logic                      clk_i,
+  input logic                      rst_ni,
   input logic                      halt_i,
   input logic [NumRd-1:0]          rd_req_valid_i,
   input logic [NumRd-1:0][Aw-1:0]  rd_req_addr_i,
@@ -46,7 +47,7 @@ module vta_mem_engine_props import vta_pkg::*; #(
   input logic [1:0]                m_axi_bresp_i,
   input logic                      m_axi_bvalid_i
 );
-  logic                  rst_ni, idle_o, wr_idle_o, rd_err_o, wr_req_ready_o, wr_ready_o;
+  logic                  idle_o, wr_idle_o, rd_err_o, wr_req_ready_o, wr_ready_o;
   logic                  wr_err_o;
   logic [NumRd-1:0]      rd_req_ready_o, rd_valid_o;
   logic [Dw-1:0]         rd_data_o;

@@ -458,63 +458,81 @@ module vta_mem_engine #(
     end
   end
 
-  // read requests whose beats have not all appeared on AR yet: [0] the oldest (at most two:
+  // read requests whose beats have not all appeared on AR yet: entry 0 the oldest (at most two:
   // the engine takes the next request in the cycle it issues the last burst of the current
   // one, which shows on AR one cycle later). A burst appears ("fresh") in the first cycle its
-  // ARVALID is up; it takes its beats from [0], at [0]'s address. halt_i drops what is left.
+  // ARVALID is up; it takes its beats from entry 0, at its address. halt_i drops what is left.
   logic       f_ar_wait_q, f_fresh;
-  logic [1:0] f_rq_v_q, f_rq_v_d;
-  logic [1:0][Aw-1:0] f_rq_addr_q, f_rq_addr_d;
-  logic [1:0][32:0]   f_rq_left_q, f_rq_left_d;
-  logic [1:0][AxiIdWidth-1:0] f_rq_id_q, f_rq_id_d;
-  logic       f_acc, f_rq_over;     // a request accepted; one found no free entry
+  // (entry 0: f_rq0_*, entry 1: f_rq1_*; valid, address of the next beat, beats left, ID)
+  logic              f_rq0_v_q, f_rq0_v_d, f_rq1_v_q, f_rq1_v_d;
+  logic [Aw-1:0]     f_rq0_addr_q, f_rq0_addr_d, f_rq1_addr_q, f_rq1_addr_d;
+  logic [32:0]       f_rq0_left_q, f_rq0_left_d, f_rq1_left_q, f_rq1_left_d;
+  logic [AxiIdWidth-1:0] f_rq0_id_q, f_rq0_id_d, f_rq1_id_q, f_rq1_id_d;
+  logic              f_acc, f_rq_over;   // a request accepted; one found no free entry
   logic [AxiIdWidth-1:0] f_acc_id;
-  logic [Aw:0] f_acc_last;            // the request's last byte, one bit wider than an address
-  logic [32:0] f_acc_beats, f_ar_n;
-  assign f_fresh = m_axi_arvalid_o && !f_ar_wait_q;
-  assign f_ar_n  = 33'(m_axi_arlen_o) + 33'd1;
+  logic [Aw-1:0]     f_acc_addr, f_ar_bytes;
+  logic [31:0]       f_acc_len;
+  logic [Aw:0]       f_acc_last;       // the request's last byte, one bit wider than an address
+  logic [32:0]       f_acc_beats, f_ar_n;
+  assign f_fresh    = m_axi_arvalid_o && !f_ar_wait_q;
+  assign f_ar_n     = 33'(m_axi_arlen_o) + 33'd1;
+  assign f_ar_bytes = Aw'(f_ar_n) << LogSw;
   always_comb begin
-    f_acc    = 1'b0;
-    f_acc_id = '0;
+    f_acc      = 1'b0;
+    f_acc_id   = '0;
+    f_acc_addr = '0;
+    f_acc_len  = '0;
     for (int unsigned i = 0; i < NumRd; i++) begin
       if (rd_req_valid_i[i] && rd_req_ready_o[i]) begin
-        f_acc    = 1'b1;
-        f_acc_id = AxiIdWidth'(i);
+        f_acc      = 1'b1;
+        f_acc_id   = AxiIdWidth'(i);
+        f_acc_addr = rd_req_addr_i[i];
+        f_acc_len  = rd_req_len_i[i];
       end
     end
-    // the beats a request touches: from its first byte's beat to its last byte's, inclusive
-    f_acc_last  = (Aw + 1)'(rd_req_addr_i[f_acc_id]) + (Aw + 1)'(rd_req_len_i[f_acc_id]) -
-                  (Aw + 1)'(1);
-    f_acc_beats = 33'((f_acc_last >> LogSw) - ((Aw + 1)'(rd_req_addr_i[f_acc_id]) >> LogSw))
-                  + 33'd1;
-    f_rq_over   = 1'b0;
-    f_rq_v_d    = f_rq_v_q;
-    f_rq_addr_d = f_rq_addr_q;
-    f_rq_left_d = f_rq_left_q;
-    f_rq_id_d   = f_rq_id_q;
-    if (f_fresh && f_rq_v_q[0]) begin
-      f_rq_addr_d[0] = f_rq_addr_q[0] + (Aw'(f_ar_n) << LogSw);
-      f_rq_left_d[0] = f_rq_left_q[0] - f_ar_n;
-      if (f_rq_left_d[0] == '0) begin
-        f_rq_v_d    = {1'b0, f_rq_v_q[1]};
-        f_rq_addr_d = {f_rq_addr_q[0], f_rq_addr_q[1]};
-        f_rq_left_d = {f_rq_left_q[0], f_rq_left_q[1]};
-        f_rq_id_d   = {f_rq_id_q[0], f_rq_id_q[1]};
-      end
-    end
-    if (halt_i) f_rq_v_d = '0;
-    if (f_acc) begin
-      if (!f_rq_v_d[0]) begin
-        f_rq_v_d[0]    = 1'b1;
-        f_rq_addr_d[0] = (rd_req_addr_i[f_acc_id] >> LogSw) << LogSw;
-        f_rq_left_d[0] = f_acc_beats;
-        f_rq_id_d[0]   = f_acc_id;
+  end
+  // the beats a request touches: from its first byte's beat to its last byte's, inclusive
+  assign f_acc_last  = (Aw + 1)'(f_acc_addr) + (Aw + 1)'(f_acc_len) - (Aw + 1)'(1);
+  assign f_acc_beats = 33'((f_acc_last >> LogSw) - ((Aw + 1)'(f_acc_addr) >> LogSw)) + 33'd1;
+  always_comb begin
+    f_rq_over    = 1'b0;
+    f_rq0_v_d    = f_rq0_v_q;
+    f_rq0_addr_d = f_rq0_addr_q;
+    f_rq0_left_d = f_rq0_left_q;
+    f_rq0_id_d   = f_rq0_id_q;
+    f_rq1_v_d    = f_rq1_v_q;
+    f_rq1_addr_d = f_rq1_addr_q;
+    f_rq1_left_d = f_rq1_left_q;
+    f_rq1_id_d   = f_rq1_id_q;
+    if (f_fresh && f_rq0_v_q) begin
+      if (f_rq0_left_q == f_ar_n) begin
+        // entry 0 has all its beats on AR: entry 1 moves up
+        f_rq0_v_d    = f_rq1_v_q;
+        f_rq0_addr_d = f_rq1_addr_q;
+        f_rq0_left_d = f_rq1_left_q;
+        f_rq0_id_d   = f_rq1_id_q;
+        f_rq1_v_d    = 1'b0;
       end else begin
-        f_rq_over      = f_rq_v_d[1];
-        f_rq_v_d[1]    = 1'b1;
-        f_rq_addr_d[1] = (rd_req_addr_i[f_acc_id] >> LogSw) << LogSw;
-        f_rq_left_d[1] = f_acc_beats;
-        f_rq_id_d[1]   = f_acc_id;
+        f_rq0_addr_d = f_rq0_addr_q + f_ar_bytes;
+        f_rq0_left_d = f_rq0_left_q - f_ar_n;
+      end
+    end
+    if (halt_i) begin
+      f_rq0_v_d = 1'b0;
+      f_rq1_v_d = 1'b0;
+    end
+    if (f_acc) begin
+      if (!f_rq0_v_d) begin
+        f_rq0_v_d    = 1'b1;
+        f_rq0_addr_d = (f_acc_addr >> LogSw) << LogSw;
+        f_rq0_left_d = f_acc_beats;
+        f_rq0_id_d   = f_acc_id;
+      end else begin
+        f_rq_over    = f_rq1_v_d;
+        f_rq1_v_d    = 1'b1;
+        f_rq1_addr_d = (f_acc_addr >> LogSw) << LogSw;
+        f_rq1_left_d = f_acc_beats;
+        f_rq1_id_d   = f_acc_id;
       end
     end
   end
@@ -527,10 +545,14 @@ module vta_mem_engine #(
       f_wbeat_q   <= '0;
       f_b_due_q   <= '0;
       f_ar_wait_q <= 1'b0;
-      f_rq_v_q    <= '0;
-      f_rq_addr_q <= '0;
-      f_rq_left_q <= '0;
-      f_rq_id_q   <= '0;
+      f_rq0_v_q    <= 1'b0;
+      f_rq0_addr_q <= '0;
+      f_rq0_left_q <= '0;
+      f_rq0_id_q   <= '0;
+      f_rq1_v_q    <= 1'b0;
+      f_rq1_addr_q <= '0;
+      f_rq1_left_q <= '0;
+      f_rq1_id_q   <= '0;
     end else begin
       for (int unsigned i = 0; i < NumRd; i++) begin
         f_rd_out_q[i] <= f_rd_out_q[i] + CntW'(f_ar_hs && m_axi_arid_o == AxiIdWidth'(i))
@@ -541,10 +563,14 @@ module vta_mem_engine #(
       if (w_hs) f_wbeat_q <= m_axi_wlast_o ? 8'd0 : f_wbeat_q + 8'd1;
       f_b_due_q   <= f_b_due_q + CntW'(f_w_last_hs) - CntW'(f_b_hs);
       f_ar_wait_q <= m_axi_arvalid_o && !m_axi_arready_i;
-      f_rq_v_q    <= f_rq_v_d;
-      f_rq_addr_q <= f_rq_addr_d;
-      f_rq_left_q <= f_rq_left_d;
-      f_rq_id_q   <= f_rq_id_d;
+      f_rq0_v_q    <= f_rq0_v_d;
+      f_rq0_addr_q <= f_rq0_addr_d;
+      f_rq0_left_q <= f_rq0_left_d;
+      f_rq0_id_q   <= f_rq0_id_d;
+      f_rq1_v_q    <= f_rq1_v_d;
+      f_rq1_addr_q <= f_rq1_addr_d;
+      f_rq1_left_q <= f_rq1_left_d;
+      f_rq1_id_q   <= f_rq1_id_d;
     end
   end
 
@@ -580,11 +606,11 @@ module vta_mem_engine #(
       f_wr_out_exact: assert (32'(wr_out_q) == 32'(f_wq_n_q) + 32'(f_b_due_q));
       // idle: no request left, no burst outstanding, no response due
       if (wr_idle_o) f_wr_idle_nothing_due: assert (f_wq_n_q == '0 && f_b_due_q == '0);
-      if (idle_o) f_idle_nothing_due: assert (f_rd_sum == '0 && f_rq_v_q == '0);
+      if (idle_o) f_idle_nothing_due: assert (f_rd_sum == '0 && !f_rq0_v_q && !f_rq1_v_q);
       // every read request's bursts: contiguous from its first beat, within its beats, all
       if (f_fresh) begin
-        f_ar_of_request: assert (f_rq_v_q[0] && m_axi_araddr_o == f_rq_addr_q[0] &&
-                                 m_axi_arid_o == f_rq_id_q[0] && f_ar_n <= f_rq_left_q[0]);
+        f_ar_of_request: assert (f_rq0_v_q && m_axi_araddr_o == f_rq0_addr_q &&
+                                 m_axi_arid_o == f_rq0_id_q && f_ar_n <= f_rq0_left_q);
       end
       f_request_room: assert (!f_rq_over);
 
@@ -596,28 +622,27 @@ module vta_mem_engine #(
       f_wbeat_is_engine: assert (f_wbeat_q == w_beat_q);
       if (wr_act_q) f_wr_left: assert (wr_left_q != '0);
       f_wr_addr_aligned: assert (wr_addr_q[LogSw-1:0] == '0);
-      if (f_rq_v_q[0]) begin
-        f_rq0_sane: assert (f_rq_left_q[0] != '0 && 32'(f_rq_id_q[0]) < 32'(NumRd) &&
-                            f_rq_addr_q[0][LogSw-1:0] == '0);
+      if (f_rq0_v_q) begin
+        f_rq0_sane: assert (f_rq0_left_q != '0 && 32'(f_rq0_id_q) < 32'(NumRd) &&
+                            f_rq0_addr_q[LogSw-1:0] == '0);
       end
-      if (f_rq_v_q[1]) begin
-        f_rq1_sane: assert (f_rq_left_q[1] != '0 && 32'(f_rq_id_q[1]) < 32'(NumRd) &&
-                            f_rq_addr_q[1][LogSw-1:0] == '0);
+      if (f_rq1_v_q) begin
+        f_rq1_sane: assert (f_rq1_left_q != '0 && 32'(f_rq1_id_q) < 32'(NumRd) &&
+                            f_rq1_addr_q[LogSw-1:0] == '0);
       end
       if (f_fresh) begin
-        if (f_rq_left_q[0] == f_ar_n) begin
-          f_rq_next: assert (f_rq_v_q[1] == rd_act_q && (!rd_act_q ||
-              (f_rq_addr_q[1] == rd_addr_q && f_rq_left_q[1] == 33'(rd_left_q) &&
-               f_rq_id_q[1] == rd_cli_q)));
+        if (f_rq0_left_q == f_ar_n) begin
+          f_rq_next: assert (f_rq1_v_q == rd_act_q && (!rd_act_q ||
+              (f_rq1_addr_q == rd_addr_q && f_rq1_left_q == 33'(rd_left_q) &&
+               f_rq1_id_q == rd_cli_q)));
         end else begin
-          f_rq_rest: assert (rd_act_q && !f_rq_v_q[1] &&
-              f_rq_addr_q[0] + (Aw'(f_ar_n) << LogSw) == rd_addr_q &&
-              f_rq_left_q[0] - f_ar_n == 33'(rd_left_q) && f_rq_id_q[0] == rd_cli_q);
+          f_rq_rest: assert (rd_act_q && !f_rq1_v_q && f_rq0_addr_q + f_ar_bytes == rd_addr_q &&
+              f_rq0_left_q - f_ar_n == 33'(rd_left_q) && f_rq0_id_q == rd_cli_q);
         end
       end else begin
-        f_rq_engine: assert (!f_rq_v_q[1] && f_rq_v_q[0] == rd_act_q && (!rd_act_q ||
-            (f_rq_addr_q[0] == rd_addr_q && f_rq_left_q[0] == 33'(rd_left_q) &&
-             f_rq_id_q[0] == rd_cli_q)));
+        f_rq_engine: assert (!f_rq1_v_q && f_rq0_v_q == rd_act_q && (!rd_act_q ||
+            (f_rq0_addr_q == rd_addr_q && f_rq0_left_q == 33'(rd_left_q) &&
+             f_rq0_id_q == rd_cli_q)));
       end
     end
   end
@@ -631,8 +656,8 @@ module vta_mem_engine #(
       f_cover_rd_two_ids: cover (f_rd_out_q[0] != '0 && f_rd_out_q[NumRd - 1] != '0);
       f_cover_r_last_one_of_two: cover (f_r_last_hs && f_rd_sum >= FSumW'(2));
       f_cover_b_after_w: cover (f_b_hs && f_wq_n_q != '0);
-      f_cover_request_split: cover (f_fresh && f_ar_n < f_rq_left_q[0]);
-      f_cover_request_queued: cover (f_acc && f_fresh && f_rq_left_q[0] == f_ar_n);
+      f_cover_request_split: cover (f_fresh && f_ar_n < f_rq0_left_q);
+      f_cover_request_queued: cover (f_acc && f_fresh && f_rq0_left_q == f_ar_n);
     end
   end
 `endif
