@@ -27,7 +27,10 @@ STORE does, so clip first to saturate):
   input shaped like the bias; ALU MUL of the loaded tile by the loaded multipliers, then ADD): a
   residual Add whose operands have different scales; ``("residual_max",)``: the maximum with that
   product instead of the sum (a LeakyReLU: ``max(a * ma, a * mb)``);
-* ``("mul",)``: multiply elementwise by an int8 tensor of the output's shape (ACC_8BIT, ALU MUL).
+* ``("mul",)``: multiply elementwise by an int8 tensor of the output's shape (ACC_8BIT, ALU MUL);
+  ``("mul_chan",)``: multiply by an int8 per-output-channel tensor shaped like the bias (an
+  activation of one pixel, e.g. a squeeze-and-excitation block's gate, LOAD ACC_8BIT), broadcast
+  over the pixels by the ALU's micro-op loops (factor 0 on the pixel axes).
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ class CompileError(ValueError):
 
 EPILOGUE_OPS = {"bias": 0, "bias_map": 0, "shift": 1, "mul_imm": 1, "chan_mul": 0,
                 "chan_max": 0, "chan_min": 0, "add_imm": 1, "relu": 0, "clip": 2,
-                "residual": 0, "residual_mul": 0, "residual_max": 0, "mul": 0}
+                "residual": 0, "residual_mul": 0, "residual_max": 0, "mul": 0, "mul_chan": 0}
 #: Epilogue ops that take an int32 per-output-channel tensor, and those that take a tensor of the
 #: output's shape (int8 for residual, residual_mul, residual_max and mul; int32 for bias_map).
 #: residual_mul and residual_max also take per-channel multipliers.
@@ -86,7 +89,11 @@ class Conv2dSpec:
     ``blockwise``: each output-channel block reads only the input-channel block of the same
     index (``c == o``; weights ``(O/BO, 1, K, K, BO, BI)``): a depthwise convolution or a global
     average pool with diagonal weight blocks, one GEMM per block instead of one per pair of
-    blocks."""
+    blocks.
+
+    ``k`` and ``stride`` are the kernel height and the vertical stride; ``kernel_w`` and
+    ``stride_w`` (0: the same) the width and horizontal stride of a rectangular kernel (a
+    global average pool over a 12 x 96 map) or stride (PaddleOCR's (2, 1))."""
 
     n: int
     c: int
@@ -99,6 +106,16 @@ class Conv2dSpec:
     epilogue: tuple = field(default=())
     name: str = "conv2d"
     blockwise: bool = False
+    kernel_w: int = 0
+    stride_w: int = 0
+
+    @property
+    def k_w(self) -> int:
+        return self.kernel_w or self.k
+
+    @property
+    def s_w(self) -> int:
+        return self.stride_w or self.stride
 
     @property
     def out_h(self) -> int:
@@ -106,14 +123,14 @@ class Conv2dSpec:
 
     @property
     def out_w(self) -> int:
-        return (self.w + 2 * self.pad - self.k) // self.stride + 1
+        return (self.w + 2 * self.pad - self.k_w) // self.s_w + 1
 
     @property
     def macs(self) -> int:
         """Multiply-accumulates of the operator (a blockwise conv: one input channel per
         output channel, not the zeros of its diagonal blocks)."""
         cin = 1 if self.blockwise else self.c
-        return self.n * self.o * self.out_h * self.out_w * cin * self.k * self.k
+        return self.n * self.o * self.out_h * self.out_w * cin * self.k * self.k_w
 
     def check(self, cfg: Config) -> None:
         for what, v, b in (("batch", self.n, cfg.batch), ("input channels", self.c, cfg.block_in),
@@ -252,6 +269,19 @@ def _epilogue(acc: te.Tensor, ep: tuple, bias_shape: tuple[int, ...], out_shape:
                         }[kind]()
             x = _ew(out_shape, fb, f"ep{k}_{kind}")
             stages.append(x.op.name)
+        elif kind == "mul_chan":
+            t = te.placeholder(bias_shape, "int8", name=f"{kind}{k}")
+            inputs.append(t)
+
+            def fc(i, prev=prev, t=t):
+                bi = [0] * rank
+                bi[chan_axis] = i[chan_axis]
+                bi[-2] = i[-2]
+                bi[-1] = i[-1]
+                return prev(*i) * t(*bi).astype("int32")
+            x = _ew(out_shape, fc, f"ep{k}_mul_chan")
+            acc_inputs.append((t.op.name, x.op.name))
+            stages.append(x.op.name)
         elif kind == "bias_map":
             t = te.placeholder(out_shape, "int32", name=f"{kind}{k}")
             inputs.append(t)
@@ -324,10 +354,11 @@ def conv2d_te(spec: Conv2dSpec, cfg: Config) -> OpTE:
     B, BI, BO = cfg.batch, cfg.block_in, cfg.block_out
     N, C, O = spec.n // B, spec.c // BI, spec.o // BO
     H, W, K, S, P = spec.h, spec.w, spec.k, spec.stride, spec.pad
+    KW, SW = spec.k_w, spec.s_w
     Ho, Wo = spec.out_h, spec.out_w
     data = te.placeholder((N, C, H, W, B, BI), "int8", name="data")
     CW = 1 if spec.blockwise else C  # input-channel blocks per output block
-    wgt = te.placeholder((O, CW, K, K, BO, BI), "int8", name="weight")
+    wgt = te.placeholder((O, CW, K, KW, BO, BI), "int8", name="weight")
     if P:
         src = te.compute(
             (N, C, H + 2 * P, W + 2 * P, B, BI),
@@ -338,11 +369,11 @@ def conv2d_te(spec: Conv2dSpec, cfg: Config) -> OpTE:
         src = data
     ic = te.reduce_axis((0, CW), "ic")
     kh = te.reduce_axis((0, K), "kh")
-    kw = te.reduce_axis((0, K), "kw")
+    kw = te.reduce_axis((0, KW), "kw")
     ii = te.reduce_axis((0, BI), "ii")
     out_shape = (N, O, Ho, Wo, B, BO)
     acc = te.compute(out_shape, lambda n, o, h, w, b, j: te.sum(
-        src[n, o + ic if spec.blockwise else ic, h * S + kh, w * S + kw, b, ii].astype("int32")
+        src[n, o + ic if spec.blockwise else ic, h * S + kh, w * SW + kw, b, ii].astype("int32")
         * wgt[o, ic, kh, kw, j, ii].astype("int32"), axis=[ic, kh, kw, ii]), name="conv")
     x, extra, stages, acc_inputs = _epilogue(acc, spec.epilogue, (1, O, 1, 1, B, BO),
                                                     out_shape, 1)

@@ -61,13 +61,17 @@ def _divisors(n: int) -> list[int]:
 @dataclass(frozen=True)
 class Tiling:
     """Tile sizes in tensor tiles: ``oc`` output-channel blocks, ``h`` x ``w`` output pixels (conv)
-    or ``n`` batch blocks (dense), ``ic`` input-channel blocks per reduction chunk."""
+    or ``n`` batch blocks (dense), ``ic`` input-channel blocks per reduction chunk; ``kh``
+    kernel rows per reduction chunk (blockwise conv; 0: the whole kernel), for kernels whose
+    weights or input rows do not fit the buffers at once (a global average pool over a 12 x 96
+    map)."""
 
     oc: int
     ic: int
     h: int = 1
     w: int = 1
     n: int = 1
+    kh: int = 0
 
 
 @dataclass(frozen=True)
@@ -92,19 +96,20 @@ def _extra_acc(ep: tuple) -> tuple[int, int]:
     needs besides the accumulator."""
     full = sum(1 for op in ep if op[0] in FULL_OPERANDS)
     bias = sum(1 for op in ep if op[0] in (*CHANNEL_OPERANDS, "residual_mul",
-                                            "residual_max"))
+                                            "residual_max", "mul_chan"))
     return full, bias
 
 
 def conv_footprint(spec: Conv2dSpec, t: Tiling) -> Footprint:
-    ih = (t.h - 1) * spec.stride + spec.k
-    iw = (t.w - 1) * spec.stride + spec.k
+    kh = t.kh or spec.k
+    ih = (t.h - 1) * spec.stride + kh
+    iw = (t.w - 1) * spec.s_w + spec.k_w
     full, bias = _extra_acc(spec.epilogue)
     return Footprint(
         inp=(t.oc if spec.blockwise else t.ic) * ih * iw,
-        wgt=t.oc * t.ic * spec.k * spec.k,
+        wgt=t.oc * t.ic * kh * spec.k_w,
         acc=t.oc * t.h * t.w * (1 + full) + t.oc * bias,
-        uops=uop_count([t.oc, t.h, t.w, t.ic, spec.k, spec.k]))
+        uops=uop_count([t.oc, t.h, t.w, t.ic, kh, spec.k_w]))
 
 
 def dense_footprint(spec: DenseSpec, t: Tiling) -> Footprint:
@@ -132,15 +137,21 @@ def choose_conv_tiling(spec: Conv2dSpec, cfg: Config, double_buffer: bool = True
     O, C = spec.o // cfg.block_out, spec.c // cfg.block_in
     Ho, Wo = spec.out_h, spec.out_w
     best = None
-    for to, tc, th, tw in itertools.product(_divisors(O), [1] if spec.blockwise else
-                                            _divisors(C), _divisors(Ho), _divisors(Wo)):
-        t = Tiling(oc=to, ic=tc, h=th, w=tw)
-        fp = conv_footprint(spec, t)
-        if _fits(cfg, fp, slots) is not None:
-            continue
-        cost = _conv_cost(spec, cfg, t, fp)
-        if best is None or cost < best[0]:
-            best = (cost, t)
+    # the whole kernel per chunk, or (only when that fits nowhere, and for a blockwise conv:
+    # a global average pool over a large map) fewer of its rows
+    rows = [d for d in reversed(_divisors(spec.k)) if d < spec.k] if spec.blockwise else []
+    for kh in [0] + rows:
+        for to, tc, th, tw in itertools.product(_divisors(O), [1] if spec.blockwise else
+                                                _divisors(C), _divisors(Ho), _divisors(Wo)):
+            t = Tiling(oc=to, ic=tc, h=th, w=tw, kh=kh)
+            fp = conv_footprint(spec, t)
+            if _fits(cfg, fp, slots) is not None:
+                continue
+            cost = _conv_cost(spec, cfg, t, fp)
+            if best is None or cost < best[0]:
+                best = (cost, t)
+        if best is not None:
+            break
     if best is None:
         t = Tiling(oc=1, ic=1, h=1, w=1)
         why = _fits(cfg, conv_footprint(spec, t), slots)
@@ -154,12 +165,12 @@ def _conv_cost(spec: Conv2dSpec, cfg: Config, t: Tiling, fp: Footprint) -> float
     GEMM work (fixed); lower is better."""
     O, C = spec.o // cfg.block_out, spec.c // cfg.block_in
     tiles = (O // t.oc) * (spec.out_h // t.h) * (spec.out_w // t.w) * (spec.n // cfg.batch)
-    chunks = tiles * (1 if spec.blockwise else C // t.ic)
+    chunks = tiles * (1 if spec.blockwise else C // t.ic) * (spec.k // (t.kh or spec.k))
     inp_bytes = chunks * fp.inp * cfg.inp_elem_bytes
     wgt_bytes = chunks * fp.wgt * cfg.wgt_elem_bytes
     out_bytes = tiles * t.oc * t.h * t.w * cfg.out_elem_bytes
     inp_blocks = t.oc if spec.blockwise else t.ic
-    load_rows = chunks * (inp_blocks * ((t.h - 1) * spec.stride + spec.k) + t.oc)
+    load_rows = chunks * (inp_blocks * ((t.h - 1) * spec.stride + (t.kh or spec.k)) + t.oc)
     insns = chunks * 4 + tiles * (4 + len(spec.epilogue) * 2) + load_rows
     uop_bytes = chunks * fp.uops * 4
     transfer = (inp_bytes + wgt_bytes + out_bytes + uop_bytes) / 8
@@ -264,6 +275,11 @@ def _tensorize(sch: s_tir.Schedule, cfg: Config, block: s_tir.SBlockRV, chunk: s
     sch.tensorize(iloops[-1] if cfg.batch == 1 else iloops[-2], reset)
 
 
+def op_kernel_rows(op: OpTE) -> int:
+    """The kernel height of a conv's TE (its weight's third axis)."""
+    return int(op.inputs[1].shape[2])
+
+
 def schedule_conv(op: OpTE, cfg: Config, t: Tiling,
                   double_buffer: bool = True) -> s_tir.Schedule:
     func = te.create_prim_func(op.func_args)
@@ -275,7 +291,13 @@ def schedule_conv(op: OpTE, cfg: Config, t: Tiling,
     ho, hi = sch.split(h, [None, t.h])
     wo, wi = sch.split(w, [None, t.w])
     ico, ici = sch.split(ic, [None, t.ic])
-    sch.reorder(n, oo, ho, wo, ico, oi, hi, wi, ici, kh, kw, b, j, ii)
+    chunk = ico
+    if t.kh and t.kh < op_kernel_rows(op):
+        kho, kh = sch.split(kh, [None, t.kh])
+        sch.reorder(n, oo, ho, wo, ico, kho, oi, hi, wi, ici, kh, kw, b, j, ii)
+        chunk = kho
+    else:
+        sch.reorder(n, oo, ho, wo, ico, oi, hi, wi, ici, kh, kw, b, j, ii)
     sch.annotate(wo, "vta.virtual_threads", 2 if double_buffer else 1)
     _epilogue_schedule(sch, op, wo)
     if op.pad:
@@ -283,10 +305,10 @@ def schedule_conv(op: OpTE, cfg: Config, t: Tiling,
         sch.set_scope(pb, 0, INP)
     else:
         pb = sch.cache_read(cb, 0, INP)
-    sch.compute_at(pb, ico)
+    sch.compute_at(pb, chunk)
     sch.annotate(pb, "vta.dma", 1)
     wb = sch.cache_read(cb, 1, WGT)
-    sch.compute_at(wb, ico)
+    sch.compute_at(wb, chunk)
     sch.annotate(wb, "vta.dma", 1)
     _tensorize(sch, cfg, cb, ico, b, j)
     return sch

@@ -219,7 +219,7 @@ def _bind_operands(rt: Runtime, n: Node, op: CompiledOp, tensors: dict[str, dict
     for name in op.input_names:
         if name == "weight":
             bind[name] = static(_packed_weight(n, cfg))
-        elif name.startswith("residual"):
+        elif name.startswith(("residual", "mul")):  # the second operand, an activation
             bind[name] = tensor(n.inputs[1])
         elif name != "data":
             t = n.iform.operands[int(re.search(r"\d+$", name).group())]
@@ -233,7 +233,7 @@ def _packed_weight(n: Node, cfg: Config) -> np.ndarray:
         # a depthwise conv's kernels; a global average pool's are ones over the whole map,
         # a LeakyReLU's a single one (the identity)
         w = n.q.weight if n.op == "conv2d" else np.ones((n.q.bias.size, 1, n.spec.k,
-                                                         n.spec.k), np.int8)
+                                                         n.spec.k_w), np.int8)
         return pack_blockwise_weight(w, cfg)
     if n.op == "conv2d":
         return pack_conv_weight(n.q.weight, cfg)

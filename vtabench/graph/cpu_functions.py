@@ -127,11 +127,12 @@ def _integer_op(bb: relax.BlockBuilder, n: Node, args: list[Any]) -> Any:
     R = relax.op
     x = args[0]
     if n.op == "conv2d":
-        acc = bb.emit(R.nn.conv2d(x, relax.const(q.weight), strides=q.stride, padding=q.pad,
+        acc = bb.emit(R.nn.conv2d(x, relax.const(q.weight),
+                                  strides=(q.stride, q.stride_w or q.stride), padding=q.pad,
                                   groups=q.groups, out_dtype="int32"))
     elif n.op == "avgpool":
         acc = bb.emit(R.sum(R.astype(x, "int32"), axis=[2, 3], keepdims=True))
-    elif n.op == "leaky":  # the identity conv: the input itself
+    elif n.op in ("leaky", "mul"):  # the identity conv: the input itself
         acc = bb.emit(R.astype(x, "int32"))
     else:
         k = q.weight.shape[1]
@@ -166,6 +167,8 @@ def _integer_op(bb: relax.BlockBuilder, n: Node, args: list[Any]) -> Any:
             acc = bb.emit(R.minimum(R.maximum(acc, _int32(op[1])), _int32(op[2])))
         elif kind == "residual":
             acc = bb.emit(R.add(acc, R.astype(args[1], "int32")))
+        elif kind in ("mul", "mul_chan"):  # the second operand (broadcast per channel)
+            acc = bb.emit(R.multiply(acc, R.astype(args[1], "int32")))
         elif kind in ("residual_mul", "residual_max"):
             m = n.iform.operands[k]
             m = relax.const(m.reshape(1, -1, 1, 1) if conv else m.reshape(1, -1))

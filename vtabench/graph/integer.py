@@ -55,19 +55,21 @@ def _imm_or_vector(c: int, channels: int, ops: list[tuple],
         ops.append(("bias",))
 
 
-def _valid_tap_sums(w: np.ndarray, h: int, wd: int, stride: int, pad: int) -> np.ndarray:
+def _valid_tap_sums(w: np.ndarray, h: int, wd: int, stride: int, pad: int,
+                    stride_w: int = 0) -> np.ndarray:
     """(O, Ho, Wo): the sum of w[o] over the taps of each output pixel that fall inside the
-    unpadded input."""
-    o, _, k, _ = w.shape
+    unpadded input (``stride_w``: the horizontal stride when it differs)."""
+    o, _, k, kwid = w.shape
+    sw = stride_w or stride
     ho = (h + 2 * pad - k) // stride + 1
-    wo = (wd + 2 * pad - k) // stride + 1
-    tap = w.astype(np.int64).sum(axis=1)  # (O, k, k)
+    wo = (wd + 2 * pad - kwid) // sw + 1
+    tap = w.astype(np.int64).sum(axis=1)  # (O, k, kwid)
     out = np.zeros((o, ho, wo), np.int64)
     for kh in range(k):
         rows = np.arange(ho) * stride + kh - pad
         rv = (rows >= 0) & (rows < h)
-        for kw in range(k):
-            cols = np.arange(wo) * stride + kw - pad
+        for kw in range(kwid):
+            cols = np.arange(wo) * sw + kw - pad
             cv = (cols >= 0) & (cols < wd)
             out += tap[:, kh, kw][:, None, None] * (rv[:, None] & cv[None, :])
     return out
@@ -88,6 +90,8 @@ def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
     1 / (h * w)). ValueError when the chain has none (a scale out of range...)."""
     if q.kind == "leaky":
         return _leaky_form(q)
+    if q.kind == "mul":
+        return _mul_form(q)
     ops: list[tuple] = []
     operands: dict[int, np.ndarray] = {}
     ze = q.x.zero_stored
@@ -100,7 +104,8 @@ def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
         w = q.weight.reshape(o, -1).astype(np.int64)
         pos, neg = np.where(w > 0, w, 0).sum(1), np.where(w < 0, w, 0).sum(1)
     if ze and q.kind == "conv2d" and q.pad:
-        fold = bias[:, None, None] - ze * _valid_tap_sums(q.weight, *in_hw, q.stride, q.pad)
+        fold = bias[:, None, None] - ze * _valid_tap_sums(q.weight, *in_hw, q.stride, q.pad,
+                                                          q.stride_w)
         _check_int32(fold, "zero-point corrected bias")
         operands[0] = fold.astype(np.int32)
         ops.append(("bias_map",))
@@ -139,6 +144,30 @@ def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
         ops.append(("shift", n))
     _imm_or_vector(out.zero_stored, o, ops, operands)
     ops.append(("clip", q.res_lo - out.offset, q.res_hi - out.offset))
+    return IntegerForm(tuple(ops), operands, rq)
+
+
+def _mul_form(q: QParams) -> IntegerForm:
+    """The product of two activations as an identity (blockwise 1x1) conv of ``x`` with the
+    other operand loaded into the accumulator (LOAD ACC_8BIT) and multiplied in (``mul``: the
+    same shape; ``mul_chan``: one value per channel, broadcast over the pixels):
+    ``a = v_x - z_x'`` (the GEMM and the bias), ``p = a * v_r`` (``z_r' = 0``: checked when
+    the chain was read), then the requantization of ``p`` by ``s_x * s_r / s_y`` like any
+    accumulator (``|p| <= 255 * 128``)."""
+    c = q.bias.size
+    ops: list[tuple] = [("bias",), ("mul_chan",) if q.label else ("mul",)]
+    operands: dict[int, np.ndarray] = {0: np.full(c, -q.x.zero_stored, np.int32)}
+    amax = max(abs(q.x.qmin - q.x.zero), abs(q.x.qmax - q.x.zero))
+    rmax = max(abs(q.res.qmin - q.res.zero), abs(q.res.qmax - q.res.zero))
+    r = np.full(c, q.x.scale * q.res.scale / q.y.scale)
+    ymax = max(abs(q.lo - q.y.zero), abs(q.hi - q.y.zero)) + 1
+    rq = choose(r, np.full(c, amax * rmax, np.int64), ymax)
+    for op, vec in rq.ops():
+        if vec is not None:
+            operands[len(ops)] = np.broadcast_to(vec, (c,)).astype(np.int32)
+        ops.append(op)
+    _imm_or_vector(q.y.zero_stored, c, ops, operands)
+    ops.append(("clip", q.lo - q.y.offset, q.hi - q.y.offset))
     return IntegerForm(tuple(ops), operands, rq)
 
 

@@ -55,6 +55,7 @@ class QParams:
     add: ``q(act(dq(a) + dq(b)))`` with ``x`` = a, ``res`` = b, ``y`` the output.
     act: ``q(act(dq(x)))`` (ReLU, Clip) folded into ``[lo, hi]``.
     leaky: ``q(leakyrelu(dq(x), alpha))``.
+    mul: ``q(act(dq(x) * dq(res)))``, ``res`` of x's shape or one value per channel.
     """
 
     kind: str  # conv2d | dense | add | act
@@ -66,6 +67,7 @@ class QParams:
     lo: int = -128
     hi: int = 127
     stride: int = 1
+    stride_w: int = 0  # the horizontal stride when it differs (PaddleOCR's (2, 1)); 0: stride
     pad: int = 0
     groups: int = 1  # 1, or the channel count of a depthwise conv (weight (O, 1, K, K))
     alpha: float = 0.0  # leaky: the negative slope
@@ -91,8 +93,8 @@ class QParams:
 @dataclass
 class Node:
     name: str
-    op: str  # input | conv2d | dense | avgpool | leaky | add | act | reshape | maxpool | copy |
-    # to_stored | from_stored | a Relax op name
+    op: str  # input | conv2d | dense | avgpool | leaky | mul | add | act | reshape | maxpool |
+    # copy | to_stored | from_stored | a Relax op name
     inputs: list[str]
     shape: tuple[int, ...]
     dtype: str
@@ -115,9 +117,9 @@ class Node:
 
     @property
     def is_candidate(self) -> bool:
-        """A GEMM operator VTA may run (conv2d, dense, global average pool, and LeakyReLU as
-        an identity conv)."""
-        return self.op in ("conv2d", "dense", "avgpool", "leaky")
+        """A GEMM operator VTA may run (conv2d, dense, global average pool, and LeakyReLU and
+        the product of two activations as an identity conv)."""
+        return self.op in ("conv2d", "dense", "avgpool", "leaky", "mul")
 
     @property
     def vta_op(self) -> bool:

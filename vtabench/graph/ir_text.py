@@ -73,7 +73,8 @@ def spec_text(s: Any) -> str:
     from vtabench.compiler import Conv2dSpec, MaxPoolSpec
 
     if isinstance(s, Conv2dSpec):
-        return (f"{s.h}x{s.w} {s.c}->{s.o} k{s.k} s{s.stride} p{s.pad}"
+        return (f"{s.h}x{s.w} {s.c}->{s.o} k{s.k}{f'x{s.k_w}' if s.kernel_w else ''} "
+                f"s{s.stride}{f'x{s.s_w}' if s.stride_w else ''} p{s.pad}"
                 f"{' blockwise' if s.blockwise else ''}")
     if isinstance(s, MaxPoolSpec):
         return f"{s.h}x{s.w} {s.c} max k{s.k} s{s.stride} p{s.pad}"

@@ -13,6 +13,12 @@ form of any conv (docs/graph.md: Requantization) and runs on VTA. The output kee
 name. Not exact in float, but within one output step: the weight and its scale represent ``a``
 to float32 precision, the bias is off by at most ``s_x * |a| / (254 * s_y)`` output steps.
 
+Before that, :func:`quantize_before_maxpool`: onnxruntime leaves a ``MaxPool`` that follows a
+float operator unquantized (``Div -> MaxPool -> QuantizeLinear``: the last hard-swish of the
+classifier); quantizing its input with the pool's output parameters first changes nothing
+(rounding is monotone, so the maximum of the rounded values is the rounded maximum) and gives
+both the operator and the pool a QDQ chain of their own.
+
 A node is rewritten only when its data input is a per-tensor ``DequantizeLinear`` of a 4-D
 tensor, its other inputs are constants (an initializer, or a ``DequantizeLinear`` of one) of one
 value or one per channel, and its one consumer is a ``QuantizeLinear``; anything else is left
@@ -85,6 +91,44 @@ def affine_to_conv(m: Any) -> int:
         del g.node[:]
         g.node.extend(new_nodes)
         _drop_dead(g)
+    return count
+
+
+def quantize_before_maxpool(m: Any) -> int:
+    """Insert ``QuantizeLinear -> DequantizeLinear`` (the parameters of the ``QuantizeLinear``
+    after the pool) between a float operator and a ``MaxPool`` whose one consumer is that
+    ``QuantizeLinear`` (see the module docstring); the number inserted."""
+    from onnx import helper
+
+    g = m.graph
+    producer = {o: n for n in g.node for o in n.output}
+    consumers: dict[str, list[Any]] = {}
+    for n in g.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+    graph_outs = {o.name for o in g.output}
+    out: list[Any] = []
+    count = 0
+    for node in g.node:
+        users = consumers.get(node.output[0], []) if node.output else []
+        src = producer.get(node.input[0]) if node.input else None
+        if (node.op_type == "MaxPool" and node.domain in ("", "ai.onnx") and len(node.output) == 1
+                and src is not None and src.op_type not in ("DequantizeLinear", "MaxPool")
+                and len(consumers.get(node.input[0], [])) == 1
+                and node.input[0] not in graph_outs and len(users) == 1
+                and users[0].op_type == "QuantizeLinear" and node.output[0] not in graph_outs):
+            q = users[0]
+            t = node.input[0]
+            out += [helper.make_node("QuantizeLinear", [t, *q.input[1:]], [f"{t}__vtab_q"],
+                                     name=f"{t}__vtab_q"),
+                    helper.make_node("DequantizeLinear", [f"{t}__vtab_q", *q.input[1:]],
+                                     [f"{t}__vtab_dq"], name=f"{t}__vtab_dq")]
+            node.input[0] = f"{t}__vtab_dq"
+            count += 1
+        out.append(node)
+    if count:
+        del g.node[:]
+        g.node.extend(out)
     return count
 
 

@@ -20,7 +20,9 @@
     of a ``Reshape``), data movement of constants (``Reshape`` of a bias) and the
     ``QuantizeLinear`` of a constant (what onnxruntime writes for a constant it takes for an
     activation: the stored int8 value);
-  - rewrites per-channel affine operators between a dequantize and a quantize
+  - quantizes the input of a ``MaxPool`` that follows a float operator with the pool's output
+    parameters (exact: rounding is monotone), and rewrites per-channel affine operators between
+    a dequantize and a quantize
     (BatchNormalization, Add/Sub/Mul/Div by a constant, HardSigmoid) into depthwise 1x1 convs
     (:mod:`vtabench.graph.onnx_affine`).
 """
@@ -33,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from vtabench.graph.onnx_affine import affine_to_conv
+from vtabench.graph.onnx_affine import affine_to_conv, quantize_before_maxpool
 
 MS_DOMAIN = "com.microsoft"
 
@@ -95,6 +97,7 @@ def normalize(model: Any, shapes: dict[str, list[int]] | None = None) -> Any:
     _fix_input_shapes(m, shapes or {})
     _Rewriter(m).rewrite()
     _fold_constants(m)
+    quantize_before_maxpool(m)
     affine_to_conv(m)
     return m
 

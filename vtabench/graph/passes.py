@@ -62,7 +62,7 @@ def fold_activations(g: Graph) -> None:
         if p.q is None or p.q.unsupported or g.consumers(p.name) != [name] \
                 or p.name in g.outputs:
             continue
-        if p.op in ("conv2d", "dense", "avgpool") and p.integer and p.q.out == n.q.x:
+        if p.op in ("conv2d", "dense", "avgpool", "mul") and p.integer and p.q.out == n.q.x:
             if p.q.residual:
                 p.q.res_lo, p.q.res_hi = max(p.q.res_lo, n.q.lo), min(p.q.res_hi, n.q.hi)
             else:
@@ -181,24 +181,23 @@ def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> Non
                 raise CompileError(f"{n.name}: batch {n.shape[0]} (VTA runs batch 1)")
             if n.op == "maxpool":
                 spec = _maxpool_spec(g, n, cfg)
-            elif n.op == "leaky":  # a blockwise 1x1 conv with identity kernels
+            elif n.op in ("leaky", "mul"):  # a blockwise 1x1 conv with identity kernels
                 _, c, h, w = x.shape
                 cp = phys_channels(c, cfg)
                 spec = Conv2dSpec(1, cp, h, w, cp, 1, 1, 0, epilogue=n.iform.epilogue,
                                   name=n.name, blockwise=True)
             elif n.op == "avgpool":  # a blockwise conv with all-ones kernels over the map
                 _, c, h, w = x.shape
-                if h != w:
-                    raise CompileError(f"{n.name}: average over a non-square {h}x{w} map")
                 cp = phys_channels(c, cfg)
                 spec = Conv2dSpec(1, cp, h, w, cp, h, 1, 0, epilogue=n.iform.epilogue,
-                                  name=n.name, blockwise=True)
+                                  name=n.name, blockwise=True, kernel_w=w if w != h else 0)
             elif n.op == "conv2d":
-                o, c, k, _ = n.q.weight.shape
+                o, c, k, kw = n.q.weight.shape
                 _, cin, h, w = x.shape
                 spec = Conv2dSpec(1, phys_channels(cin, cfg), h, w, phys_channels(o, cfg), k,
                                   n.q.stride, n.q.pad, epilogue=n.iform.epilogue, name=n.name,
-                                  blockwise=n.q.groups > 1)
+                                  blockwise=n.q.groups > 1, kernel_w=kw if kw != k else 0,
+                                  stride_w=n.q.stride_w)
             else:
                 m, k = n.q.weight.shape
                 spec = DenseSpec(1, phys_channels(k, cfg), phys_channels(m, cfg),

@@ -68,6 +68,9 @@ def _patterns() -> list[tuple[str, Any]]:
     for act in ACTS[:-1]:
         pats.append(("vta.act", _q(_act(_dq(wildcard()), act))))
     pats.append(("vta.leaky", _q(is_op("relax.nn.leakyrelu")(_dq(wildcard())))))
+    for act in ACTS:
+        pats.append(("vta.mul", _q(_act(is_op("relax.multiply")(_dq(wildcard()),
+                                                                 _dq(wildcard())), act))))
     pats.append(("vta.reshape", _q(is_op("relax.reshape")(_dq(wildcard()), wildcard()))))
     pats.append(("vta.maxpool", _q(is_op("relax.nn.max_pool2d")(_dq(wildcard())))))
     return pats

@@ -66,6 +66,41 @@ def _act_bounds(bs: list[Any], y: TensorQ) -> tuple[int, int]:
     return lo, hi
 
 
+def _mul_params(bs: list[Any], y: TensorQ, index: Any, producer: Any
+                ) -> tuple[QParams, list[int], dict]:
+    """The product of two activations (hard-swish's ``x * relu6(x + 3)``, a squeeze-and-
+    excitation block's ``x * gate``): ``x`` the operand of the output's shape, ``res`` the
+    other one, of the same shape or one value per channel (broadcast over the pixels)."""
+    mul = rx.find_calls(bs, "relax.multiply")[0]
+    ops = []
+    for arg in mul.args:
+        src = producer(arg)
+        if not (isinstance(src, relax.Call) and src.op.name == "relax.dequantize"):
+            raise Unsupported("an operand that is not a dequantized tensor")
+        ops.append(_tensor_q(src, "mul input"))
+    out_shape = list(rx.shape(rx.find_calls(bs, "relax.quantize")[-1]))
+    shapes = [list(rx.shape(a)) for a, _ in ops]
+    if len(out_shape) != 4:
+        raise Unsupported(f"a {len(out_shape)}-D product (NCHW only)")
+    if shapes[0] != out_shape:
+        ops.reverse()
+        shapes.reverse()
+    c = out_shape[1]
+    if shapes[0] != out_shape or shapes[1] not in (out_shape, [1, c, 1, 1]):
+        raise Unsupported(f"product of shapes {shapes[0]} and {shapes[1]} (same shape, or "
+                          f"one value per channel, only)")
+    (a, qa), (b, qb) = ops
+    if qb.zero_stored:
+        raise Unsupported("the second operand has a zero point: a * (b - z_b) needs a second "
+                          "accumulator copy of a")
+    lo, hi = _act_bounds(bs, y)
+    broadcast = shapes[1] != out_shape
+    qp = QParams(kind="mul", x=qa, res=qb, y=y, w_scale=np.ones(c), bias=np.zeros(c, np.int32),
+                 lo=lo, hi=hi, label="channel multiply" if broadcast else "",
+                 key=f"mul_{_fingerprint(np.array([qa.scale, qb.scale, y.scale, lo, hi]))}")
+    return qp, [index(a), index(b)], {"broadcast": broadcast}
+
+
 def _weight(call: Any, out_axis: int, what: str) -> tuple[np.ndarray, np.ndarray]:
     """int8 weight (zero point removed) and its per-output-channel scales from a weight's
     dequantize; ``out_axis`` is the output-channel axis."""
@@ -154,20 +189,19 @@ def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int
         if kind == "conv2d":
             a = main.attrs
             qp.stride = int(a.strides[0])
+            if int(a.strides[1]) != qp.stride:
+                qp.stride_w = int(a.strides[1])
             qp.pad = int(a.padding[0])
-            ok = (len({int(s) for s in a.strides}) == 1 and len({int(p) for p in a.padding})
-                  == 1 and all(int(d) == 1 for d in a.dilation)
+            ok = (len({int(p) for p in a.padding}) == 1 and all(int(d) == 1 for d in a.dilation)
                   and str(a.data_layout) == "NCHW" and str(a.kernel_layout) == "OIHW")
             qp.groups = int(a.groups)
             if qp.groups != 1 and not (qp.groups == w.shape[0] and w.shape[1] == 1):
                 qp.unsupported = (f"grouped convolution (groups={qp.groups}, "
                                   f"{w.shape[1]} input channels per group): only dense and "
                                   f"depthwise convolutions have an integer form here")
-            elif w.shape[2] != w.shape[3]:
-                qp.unsupported = "non-square kernel"
             elif not ok:
-                qp.unsupported = ("conv2d attributes outside VTA's form (square stride/pad, "
-                                  "no dilation, NCHW/OIHW)")
+                qp.unsupported = ("conv2d attributes outside VTA's form (equal pads on every "
+                                  "side, no dilation, NCHW/OIHW)")
         return qp, [index(xin)], {}
     if kind == "avgpool":
         mean = rx.find_calls(bs, "relax.mean")[0]
@@ -190,6 +224,8 @@ def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int
         qp = QParams(kind="add", x=qa, res=qb, y=y, lo=lo, hi=hi, key="add",
                      integer_exact=False)
         return qp, [index(a), index(b)], {}
+    if kind == "mul":
+        return _mul_params(bs, y, index, producer)
     xin, x = _tensor_q(rx.find_calls(bs, "relax.dequantize")[0], f"{kind} input")
     same = x == y
     if kind == "leaky":

@@ -98,7 +98,7 @@ def normalize(img: np.ndarray, shape: tuple[int, int, int, int]) -> np.ndarray:
     from PIL import Image
 
     _, c, h, w = shape
-    rw = min(w, int(math.ceil(h * img.shape[1] / img.shape[0])))
+    rw = min(w, math.ceil(h * img.shape[1] / img.shape[0]))
     small = np.asarray(Image.fromarray(img).resize((rw, h), Image.BILINEAR), np.float32)
     out = np.zeros((c, h, w), np.float32)
     out[:, :, :rw] = (small.transpose(2, 0, 1) / 255 - 0.5) / 0.5
