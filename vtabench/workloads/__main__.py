@@ -2,7 +2,10 @@
 
 Writes a generated model: one of the project's QDQ networks (small_resnet, resnet18,
 resnet50_block), ready for ``vtabench compile``, or one of the float networks (small_resnet_float,
-resnet18_float, resnet50_float, mobilenetv2_float, yolo_tiny_float) for ``vtabench quantize``.
+resnet18_float, resnet50_float, mobilenetv2_float, yolo_tiny_float, and the onnx package's light
+zoo networks with seeded random weights: zoo_bvlc_alexnet, zoo_densenet121, zoo_inception_v1,
+zoo_inception_v2, zoo_resnet50, zoo_shufflenet, zoo_squeezenet, zoo_vgg19, zoo_zfnet512) for
+``vtabench quantize``.
 --input also writes a seeded float input of the model's shape (a batch of 1); --calib the
 seeded calibration samples (N, C, H, W) that ``vtabench quantize --calib`` reads (8 unless
 --count, as the tests and the bench use)."""
@@ -22,10 +25,11 @@ import onnx
 from vtabench.workloads import WORKLOADS
 from vtabench.workloads.float_models import FLOAT_MODELS
 from vtabench.workloads.quantize import calibration_set
+from vtabench.workloads.zoo_models import ZOO_MODELS
 
 PROG = "python -m vtabench.workloads"
 #: Every model this command writes, by name: the QDQ networks, then the float ones.
-MODELS: dict[str, Callable[..., onnx.ModelProto]] = {**WORKLOADS, **FLOAT_MODELS}
+MODELS: dict[str, Callable[..., onnx.ModelProto]] = {**WORKLOADS, **FLOAT_MODELS, **ZOO_MODELS}
 
 
 class _Terminated(BaseException):

@@ -1,0 +1,53 @@
+"""The onnx package's light zoo networks with seeded random weights (vtabench.workloads.zoo_models)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+from vtabench.workloads.zoo_models import ZOO_NAMES, zoo_model, zoo_path
+
+
+def _run(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, {sess.get_inputs()[0].name: x})[0]
+
+
+def test_every_zoo_file_ships_with_onnx() -> None:
+    for name in ZOO_NAMES:
+        assert zoo_path(name).is_file(), name
+
+
+def test_weights_are_random_and_seeded() -> None:
+    """No ConstantOfShape left; the network computes something that depends on its input and
+    on the seed (constant weights would give one output for every input)."""
+    name = "squeezenet"
+    a, b = zoo_model(name, seed=0), zoo_model(name, seed=1)
+    assert not [n for n in a.graph.node if n.op_type == "ConstantOfShape"]
+    assert [i.name for i in a.graph.input] == [a.graph.input[0].name]  # the image only
+    rng = np.random.default_rng(0)
+    x0, x1 = (rng.normal(0, 1, (1, 3, 224, 224)).astype(np.float32) for _ in range(2))
+    y00, y01, y10 = _run(a, x0), _run(a, x1), _run(b, x0)
+    assert np.isfinite(y00).all()
+    assert not np.array_equal(y00, y01)
+    assert not np.array_equal(y00, y10)
+    assert np.array_equal(y00, _run(zoo_model(name, seed=0), x0))
+
+
+def test_unknown_name_is_named() -> None:
+    with pytest.raises(ValueError, match="zoo model 'lenet'"):
+        zoo_path("lenet")
+
+
+def test_batch_norms_are_calibrated() -> None:
+    """ShuffleNet's 48 batch norms take the statistics of their inputs: the logits keep their
+    spread, so the softmax is not saturated (uncalibrated, every output is one-hot)."""
+    model = zoo_model("shufflenet", seed=0)
+    rng = np.random.default_rng(5)
+    outs = [_run(model, rng.normal(0, 1, (1, 3, 224, 224)).astype(np.float32)) for _ in range(2)]
+    for y in outs:
+        assert np.isfinite(y).all() and 0 < y.max() < 0.5
+    assert not np.array_equal(outs[0], outs[1])
