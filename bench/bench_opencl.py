@@ -43,7 +43,8 @@ def _open(cfg: Config, mem: int, args: argparse.Namespace, **extra: Any) -> Any:
     from vtabench.drivers.opencl.device import OpenCLDevice
 
     opts = {k: v for k, v in (("platform", args.platform), ("device", args.device),
-                              ("variant", args.variant), ("group_size", args.group_size))
+                              ("variant", args.variant), ("group_size", args.group_size),
+                              ("grid", getattr(args, "grid", None)))
             if v is not None}
     return OpenCLDevice(cfg, mem, **opts, **extra)
 
@@ -107,14 +108,18 @@ def bench_package(args: argparse.Namespace) -> dict[str, Any]:
         for i in range(args.runs):
             got = image.copy()
             k = w = 0.0
+            waits = 0
             for code in programs:
                 r = run_program(dev, code, got, args.timeout)
                 k += r.stats.get("kernel_s") or 0.0
                 w += r.wall_s
+                waits += r.stats.get("grid_waits", 0)
             same = bool(np.array_equal(got, golden))
             kernel.append(k)
             wall.append(w)
+            report["grid_waits"] = waits
             print(f"run {i + 1}: kernel {k * 1e3:.3f} ms, launch to completion {w * 1e3:.3f} ms, "
+                  f"{waits} grid waits, "
                   f"{'bit-identical to fsim' if same else 'DIFFERS FROM FSIM'}")
             report.setdefault("identical", True)
             report["identical"] &= same
@@ -274,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     pk.add_argument("package", type=Path)
     pk.add_argument("--runs", type=int, default=3)
     pk.add_argument("--batch", type=int, default=0, help="also K inferences in one launch")
+    pk.add_argument("--grid", type=int, help="work-groups of one inference (group variant; "
+                    "default: a GPU's compute units; 1: one work-group)")
     pk.add_argument("--upstream", type=Path, help="directory with upstream's intelfocl vta.cl "
                                                   "and vta.h: time it on the same program")
     rnd = sub.add_parser("random", help="random-program throughput, checked against fsim")

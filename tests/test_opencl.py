@@ -226,6 +226,71 @@ def test_batch_runs_one_program_per_work_group(cfg_name: str) -> None:
         assert_same(p, cfg, expected(cfg, p), img)
 
 
+#: Parts the grid tests split each instruction into on one work-group (the grid's split without
+#: its concurrency: PoCL does not promise that work-groups run at once).
+GRID_PARTS = 3
+_GRIDS: dict[str, OpenCLDevice] = {}
+
+
+def grid_device(cfg_name: str) -> OpenCLDevice:
+    if cfg_name not in _GRIDS:
+        _GRIDS[cfg_name] = OpenCLDevice(load_config(cfg_name), MEM_BYTES, platform=PLATFORM,
+                                        variant="group", grid=1, grid_parts=GRID_PARTS)
+    return _GRIDS[cfg_name]
+
+
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+def test_grid_split_matches_fsim(cfg_name: str) -> None:
+    """vta_grid: every instruction's element loops split into parts (directed, smoke, racy and
+    random programs), each image fsim's; the run reports how often the grid waited."""
+    cfg = load_config(cfg_name)
+    dev = grid_device(cfg_name)
+    assert dev.info()["kernel"].startswith(f"grid (1 x {dev.group_size} work-items, 3 parts)")
+    progs = (directed_programs(cfg) + [token_order(cfg), conv1d_padded(cfg), _small_gemm(cfg)]
+             + [_racy(cfg_name, s) for s in range(N_RACY[cfg_name] // 2)]
+             + [random_program(cfg, np.random.default_rng(s)) for s in range(8)])
+    for prog in progs:
+        got = prog.dram.copy()
+        r = run_program(dev, prog.insns, got, timeout_s=60)
+        assert r.stats["grid_waits"] >= 1  # the one after the reset, at least
+        assert_same(prog, cfg, expected(cfg, prog), got)
+
+
+def test_grid_reports_errors_and_timeouts() -> None:
+    """On the grid an error stops the run where the group variant stops it (a deadlock; an index
+    past its buffer on the sequential path), and the work budget still applies."""
+    cfg = load_config("default")
+    dev = grid_device("default")
+    stuck = [Insn(Opcode.GEMM, pop_prev_dep=1, uop_bgn=0, uop_end=0), Insn(Opcode.FINISH)]
+    with pytest.raises(KernelRunError) as err:
+        run_program(dev, stuck, np.zeros(4096, np.uint8), timeout_s=10)
+    assert err.value.code == ErrorCode.DEADLOCK
+    b = ProgramBuilder(cfg)
+    uops = b.load_uops(0, [cfg.acc_depth - 1, cfg.acc_depth - 1])
+    b.gemm(uops, (2, 1), dst=(1, 0))  # destinations repeat and the second is past acc
+    b.finish()
+    prog = b.build("gemm_past_acc")
+    for d in (dev, device("default", "group")):
+        with pytest.raises(KernelRunError) as err:
+            run_program(d, prog.insns, prog.dram.copy(), timeout_s=10)
+        assert (err.value.code, err.value.index) == (ErrorCode.SRAM_GEMM, 1)
+    with pytest.raises(RunTimeoutError):
+        run_program(dev, gemm_tiled(cfg, 64, 16, 16).insns, gemm_tiled(cfg, 64, 16, 16).dram,
+                    timeout_s=1e-7)
+
+
+def test_grid_options_are_checked() -> None:
+    cfg = load_config("default")
+    cus = device("default", "group").device.max_compute_units
+    with pytest.raises(OpenCLError, match=f"grid must be 1 to {cus}"):
+        OpenCLDevice(cfg, 1 << 16, platform=PLATFORM, variant="group", grid=cus + 1)
+    with pytest.raises(OpenCLError, match="grid_parts must be a multiple of grid"):
+        OpenCLDevice(cfg, 1 << 16, platform=PLATFORM, variant="group", grid=1, grid_parts=-1)
+    with pytest.raises(OpenCLError, match="need the group variant"):
+        OpenCLDevice(cfg, 1 << 16, platform=PLATFORM, variant="item", grid_parts=2)
+    assert device("default", "group").grid_kernel is None  # a CPU: one work-group by default
+
+
 def test_batch_reports_each_programs_error() -> None:
     """A program that stops on an error in a batch gets its own KernelRunError; the others run."""
     cfg = load_config("default")
@@ -280,10 +345,40 @@ PATH_MUTANTS = {
                       lambda cfg: gemm_tiled(cfg, 16, 4, 4)),
     "elementwise": ("lanes_t r = reset ? (lanes_t)(0)", "lanes_t r = reset ? (lanes_t)(1)",
                     lambda cfg: gemm_tiled(cfg, 16, 4, 4)),
-    "sequential": ("v = (int)((uint)acc[ix] + (uint)sum);", "v = (int)((uint)acc[ix] - (uint)sum);",
-                   lambda cfg: next(p for p in directed_programs(cfg)
-                                    if p.name == "gemm_dst_repeat")),
+    "gemm_split": ("int v = (int)((uint)acc[ix] + (uint)wk->red[slot]);",
+                   "int v = (int)((uint)acc[ix] + (uint)wk->red[slot] + 1u);",
+                   lambda cfg: _small_gemm(cfg)),
+    "by_destination": ("v = (int)((uint)v + (uint)sum); /* a GEMM's products; 0 for an ALU */",
+                       "v = (int)((uint)v - (uint)sum);",
+                       lambda cfg: _directed(cfg, "gemm_dst_repeat")),
+    "sequential": ("c->use_imm ? c->imm : acc[(ulong)s * ACC_LANES + k]);",
+                   "c->use_imm ? c->imm : acc[(ulong)s * ACC_LANES + k] + 1);",
+                   lambda cfg: _directed(cfg, "alu_hazards")),
 }
+
+
+def _directed(cfg: Config, name: str) -> Program:
+    return next(p for p in directed_programs(cfg) if p.name == name)
+
+
+def _small_gemm(cfg: Config) -> Program:
+    """Two destinations, each the sum of a run of four micro-ops (a GEMM small enough for
+    gemm_split on a work-group of GROUP_SIZE_CPU), then stored. The destination's outer factor
+    means nothing to this one-iteration GEMM, but keeps the plan free of a conflict on PoCL 3.0,
+    which runs plan_tag_gemm's loop body once for every work-item, past the loop's end: the
+    stray iterations tag destinations 2, 3, ... instead of 0 and 1 again."""
+    rng = np.random.default_rng(7)
+    b = ProgramBuilder(cfg)
+    inp = b.data(MemType.INP, rng.integers(-128, 128, (8, cfg.batch, cfg.block_in)))
+    wgt = b.data(MemType.WGT, rng.integers(-128, 128, (4, cfg.block_out, cfg.block_in)))
+    out = b.alloc(MemType.OUT, 2, fill=0xEE)
+    b.load(MemType.INP, 0, inp, 1, 8)
+    b.load(MemType.WGT, 0, wgt, 1, 4)
+    uops = b.load_uops(0, [0] * 4 + [1] * 4, list(range(8)), [0, 1, 2, 3] * 2)
+    b.gemm(uops, dst=(2, 0))
+    b.store_synced(0, out, 1, 2)
+    b.finish()
+    return b.build("small_gemm")
 
 
 @pytest.mark.parametrize("path", list(PATH_MUTANTS))

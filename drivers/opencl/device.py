@@ -12,7 +12,9 @@
   running ``OVERRUN_S`` after the timeout - :meth:`OpenCLDevice.run` raises
   :class:`~vtabench.drivers.api.RunTimeoutError` naming the instruction reached
   (docs/opencl-gpu.md "Timeouts").
-* The group variant runs many programs per launch (:meth:`OpenCLDevice.run_programs`,
+* The group variant runs one program on many work-groups of a GPU (``vta_grid``: at most one
+  per compute unit, so that all are resident and can wait for each other; the ``grid`` option)
+  and many programs per launch (:meth:`OpenCLDevice.run_programs`,
   :mod:`vtabench.drivers.opencl.batch`); :func:`run_raw_batch` is the target's batch function in
   the driver table.
 """
@@ -33,9 +35,9 @@ from vtabench.drivers.opencl.batch import run_batch
 from vtabench.drivers.opencl.control import ctrl_stats, exec_status_name, kernel_seconds
 from vtabench.drivers.opencl.errors import (KernelBuildError, KernelRunError, OpenCLError,
                                             cl_error, status_name)
-from vtabench.drivers.opencl.kernel import (BATCH_KERNEL_NAME, ENV_BINARY, KERNEL_NAME,
-                                            build_program, choose_variant, group_build_options,
-                                            scratch_bytes)
+from vtabench.drivers.opencl.kernel import (BATCH_KERNEL_NAME, ENV_BINARY, GRID_KERNEL_NAME,
+                                            KERNEL_NAME, build_program, choose_variant,
+                                            group_build_options, scratch_bytes)
 from vtabench.drivers.opencl.platforms import context
 from vtabench.spec.contracts import ocl_control as C
 from vtabench.spec.contracts.errors import ErrorCode, describe
@@ -67,7 +69,11 @@ class OpenCLDevice(Device):
     (kernel path or text instead of the variant's file), ``isa_header`` (text instead of
     vta_isa.h), ``build_options``, ``group_size`` (work-items per group of the group variant),
     ``batch_groups`` (work-groups of a :meth:`run_programs` launch), ``budget_rate`` (work units
-    a second of timeout allows: :data:`BUDGET_RATE`, :data:`BUDGET_RATE_GPU_ITEM`)."""
+    a second of timeout allows: :data:`BUDGET_RATE`, :data:`BUDGET_RATE_GPU_ITEM`), ``grid``
+    (work-groups of one run on the group variant: by default the compute units of an NVIDIA GPU,
+    1 on other devices; at most the compute units) and ``grid_parts`` (parts each instruction is split
+    into, a multiple of ``grid``; more than ``grid``: the split without the concurrency, for tests
+    on a CPU)."""
 
     target = "opencl"
 
@@ -78,7 +84,7 @@ class OpenCLDevice(Device):
                  source: str | os.PathLike[str] | None = None, isa_header: str | None = None,
                  build_options: str | list[str] = (), group_size: int | None = None,
                  batch_groups: int | None = None, budget_rate: float | None = None,
-                 **_: Any) -> None:
+                 grid: int | None = None, grid_parts: int | None = None, **_: Any) -> None:
         super().__init__(cfg, mem_bytes)
         if binary is None and os.environ.get(ENV_BINARY):
             binary = os.environ[ENV_BINARY]
@@ -129,6 +135,9 @@ class OpenCLDevice(Device):
                                                  self.variant == "item" else BUDGET_RATE))
         self.batch_groups = batch_groups or self.device.max_compute_units * (
             BATCH_GROUPS_PER_CU_GPU if gpu else 1)
+        self.grid, self.grid_parts = self._grid_shape(grid, grid_parts)
+        self.grid_kernel: Any = None
+        self.grid_buf: Any = None
         self.scratch = None
         self._pending: Any = None
         if not self.onchip:
@@ -138,6 +147,41 @@ class OpenCLDevice(Device):
                 raise cl_error(exc, f"allocating {self.scratch_bytes} bytes of scratch on "
                                 f"{where}") from None
             self._probe()
+            if self.grid_parts > 1:
+                self._grid_setup()
+
+    def _grid_shape(self, grid: int | None, parts: int | None) -> tuple[int, int]:
+        """Work-groups and parts of a run on ``vta_grid`` (1, 1: ``vta_core``, one work-group).
+        By default a grid of one work-group per compute unit where the kernel has a device-wide
+        fence (NVIDIA's inline PTX, which comes with -DVTA_DP4A: its OpenCL mem_fence orders a
+        work-group only), else one work-group."""
+        if self.variant != "group" or self.onchip:
+            if (grid or 1) > 1 or (parts or 1) > 1:
+                raise OpenCLError(f"grid= and grid_parts= need the group variant, not "
+                                  f"{self.variant}")
+            return 1, 1
+        cus = int(self.device.max_compute_units)
+        groups = grid or (cus if "-DVTA_DP4A" in self.build_options else 1)
+        if not 1 <= groups <= cus:
+            raise OpenCLError(f"grid must be 1 to {cus} (the compute units of {self.name}: all "
+                              f"its work-groups must be resident at once), got {groups}")
+        parts = parts or groups
+        if parts < groups or parts % groups:
+            raise OpenCLError(f"grid_parts must be a multiple of grid ({groups}), got {parts}")
+        return groups, parts
+
+    def _grid_setup(self) -> None:
+        """The grid kernel and its words: the arrival count, part 0's error and, when the
+        micro-op buffer is not in local memory, one micro-op buffer per work-group."""
+        uop = 0 if "-DVTA_LOCAL_UOP" in self.build_options else \
+            self.cfg.uop_depth * self.cfg.uop_elem_bytes
+        try:
+            self.grid_kernel = cl.Kernel(self.program, GRID_KERNEL_NAME)
+            self.grid_buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE,
+                                      C.CTRL_BYTES + self.grid * uop)
+        except cl.Error as exc:
+            raise cl_error(exc, f"setting up the grid of {self.grid} work-groups on "
+                                f"{self.name}") from None
 
     @property
     def name(self) -> str:
@@ -146,7 +190,8 @@ class OpenCLDevice(Device):
     def info(self) -> dict[str, str]:
         d = self.device
         kernel = self.variant if self.variant == "item" else \
-            f"group ({self.group_size} work-items)"
+            f"group ({self.group_size} work-items)" if self.grid_parts == 1 else \
+            f"grid ({self.grid} x {self.group_size} work-items, {self.grid_parts} parts)"
         return {"platform": self.platform.name.strip(), "platform_version": self.platform.version,
                 "device": d.name.strip(), "device_version": d.version,
                 "driver_version": d.driver_version,
@@ -175,11 +220,14 @@ class OpenCLDevice(Device):
         return out
 
     # -- running ---------------------------------------------------------------------------
-    def _set_args(self, insn_count: int, insns_offset: int) -> None:
+    def _set_args(self, insn_count: int, insns_offset: int, grid: bool = False) -> None:
         args: list[Any] = [np.uint32(insn_count), np.uint32(insns_offset)] + [self.arena] * 6
         if not self.onchip:
             args.append(self.scratch)
-        self.kernel.set_args(*args)
+        if grid:
+            self.grid_kernel.set_args(*args, self.grid_buf, np.uint32(self.grid_parts))
+        else:
+            self.kernel.set_args(*args)
 
     def budget(self, timeout_s: float | None, programs: int = 1) -> int:
         """The work budget of a run with this timeout: ``budget_rate`` units per second. Of a
@@ -240,9 +288,16 @@ class OpenCLDevice(Device):
                 if self.variant == "item":  # the group variant zeroes its buffers itself
                     cl.enqueue_fill_buffer(self.queue, self.scratch, np.uint8(0), C.CTRL_BYTES,
                                            self.scratch_bytes - C.CTRL_BYTES)
-            self._set_args(insn_count, insn_addr // 16)
-            evt = cl.enqueue_nd_range_kernel(self.queue, self.kernel, (self.group_size,),
-                                             (self.group_size,))
+            grid = self.grid_kernel is not None
+            self._set_args(insn_count, insn_addr // 16, grid)
+            if grid:
+                cl.enqueue_fill_buffer(self.queue, self.grid_buf, np.uint32(0), 0, C.CTRL_BYTES)
+                evt = cl.enqueue_nd_range_kernel(self.queue, self.grid_kernel,
+                                                 (self.grid * self.group_size,),
+                                                 (self.group_size,))
+            else:
+                evt = cl.enqueue_nd_range_kernel(self.queue, self.kernel, (self.group_size,),
+                                                 (self.group_size,))
             self.queue.flush()
         except cl.Error as exc:
             raise cl_error(exc, f"launching {insn_count} instructions on {self.name}") from None
@@ -257,7 +312,18 @@ class OpenCLDevice(Device):
                 raise cl_error(exc, f"reading the run status on {self.name}") from None
             self.check_status(ctrl, insn_count, timeout_s)
             stats.update(ctrl_stats(ctrl))
+            if grid:
+                stats["grid_waits"] = self._grid_waits()
         return RunResult(insn_count, wall, stats)
+
+    def _grid_waits(self) -> int:
+        """How often the work-groups of the last grid run waited for each other."""
+        count = np.empty(1, np.uint32)
+        try:
+            cl.enqueue_copy(self.queue, count, self.grid_buf, is_blocking=True)
+        except cl.Error as exc:
+            raise cl_error(exc, f"reading the grid's count on {self.name}") from None
+        return int(count[0]) // self.grid
 
     def wait(self, evt: Any, what: str, timeout_s: float | None, t0: float) -> None:
         """Poll a launched kernel until it completes (a kernel whose budget ran out completes
@@ -344,7 +410,7 @@ class OpenCLDevice(Device):
             self.queue.finish()
         except cl.Error:
             pass
-        for buf in (self.arena, self.scratch):
+        for buf in (self.arena, self.scratch, self.grid_buf):
             if buf is not None:
                 try:
                     buf.release()

@@ -42,6 +42,7 @@ GROUP_KERNEL_PATH = KERNEL_DIR / "vta_group.cl"  # the group variant (GPUs, CPUs
 ISA_HEADER = KERNEL_DIR / "vta_isa.h"  # what both share
 KERNEL_NAME = "vta_core"
 BATCH_KERNEL_NAME = "vta_batch"  # group variant only: one program per work-group
+GRID_KERNEL_NAME = "vta_grid"  # group variant only: one program on many work-groups
 VARIANTS = ("group", "item")
 ENV_BINARY = "VTA_OPENCL_BINARY"
 ENV_VARIANT = "VTA_OPENCL_VARIANT"
@@ -110,8 +111,10 @@ def group_local_bytes(cfg: Config, group_size: int) -> int:
     """Local memory of the group variant's work area (vta_work_t in vta_group.cl)."""
     acc = cfg.acc_depth
     run_ix = 2 if cfg.uop_depth < 65536 else 4
-    return (4 * acc + run_ix * (acc + 1) + 4 * group_size + 4 * min(group_size, 16)
-            + 4 * 16 + 4 * 9 + 64)  # tags, runs, counts, parts, decoded GEMM/ALU, scalars, slack
+    # tags, runs, counts and partial sums, parts, decoded GEMM/ALU, LOAD and STORE, index
+    # ranges and scalars, slack
+    return (4 * acc + run_ix * (acc + 1) + 8 * group_size + 4 * min(group_size, 16)
+            + 4 * 16 + 4 * 9 + 4 * 22 + 4 * 6 + 64)
 
 
 def group_build_options(dev: Any, cfg: Config, group_size: int | None) -> list[str]:
