@@ -458,10 +458,20 @@ module vta_mem_engine #(
     end
   end
 
-  // read requests whose beats have not all appeared on AR yet: entry 0 the oldest (at most two:
-  // the engine takes the next request in the cycle it issues the last burst of the current
-  // one, which shows on AR one cycle later). A burst appears ("fresh") in the first cycle its
-  // ARVALID is up; it takes its beats from entry 0, at its address. halt_i drops what is left.
+  // requests whose beats have not all appeared on AR (reads) or AW (writes) yet: entry 0 the
+  // oldest (at most two: the engine takes the next request in the cycle it issues the last
+  // burst of the current one, which shows on the bus one cycle later). A burst appears
+  // ("fresh") in the first cycle its VALID is up; it takes its beats from entry 0, at its
+  // address. halt_i drops what is left.
+
+  // the beats a request touches: from its first byte's beat to its last byte's, inclusive
+  // (in a bit more than address width: neither sum may wrap)
+  function automatic logic [32:0] f_beats(input logic [Aw-1:0] addr, input logic [31:0] len);
+    logic [Aw:0] last, first;
+    last    = (Aw + 1)'(addr) + (Aw + 1)'(len) - (Aw + 1)'(1);
+    first   = (Aw + 1)'(addr);
+    f_beats = 33'((last >> LogSw) - (first >> LogSw)) + 33'd1;
+  endfunction
   logic       f_ar_wait_q, f_fresh;
   // (entry 0: f_rq0_*, entry 1: f_rq1_*; valid, address of the next beat, beats left, ID)
   logic              f_rq0_v_q, f_rq0_v_d, f_rq1_v_q, f_rq1_v_d;
@@ -472,7 +482,6 @@ module vta_mem_engine #(
   logic [AxiIdWidth-1:0] f_acc_id;
   logic [Aw-1:0]     f_acc_addr, f_ar_bytes;
   logic [31:0]       f_acc_len;
-  logic [Aw:0]       f_acc_last;       // the request's last byte, one bit wider than an address
   logic [32:0]       f_acc_beats, f_ar_n;
   assign f_fresh    = m_axi_arvalid_o && !f_ar_wait_q;
   assign f_ar_n     = 33'(m_axi_arlen_o) + 33'd1;
@@ -491,9 +500,7 @@ module vta_mem_engine #(
       end
     end
   end
-  // the beats a request touches: from its first byte's beat to its last byte's, inclusive
-  assign f_acc_last  = (Aw + 1)'(f_acc_addr) + (Aw + 1)'(f_acc_len) - (Aw + 1)'(1);
-  assign f_acc_beats = 33'((f_acc_last >> LogSw) - ((Aw + 1)'(f_acc_addr) >> LogSw)) + 33'd1;
+  assign f_acc_beats = f_beats(f_acc_addr, f_acc_len);
   always_comb begin
     f_rq_over    = 1'b0;
     f_rq0_v_d    = f_rq0_v_q;
@@ -537,6 +544,52 @@ module vta_mem_engine #(
     end
   end
 
+  // the same for write requests (one ID)
+  logic          f_aw_wait_q, f_aw_fresh, f_wacc, f_wrq_over;
+  logic          f_wrq0_v_q, f_wrq0_v_d, f_wrq1_v_q, f_wrq1_v_d;
+  logic [Aw-1:0] f_wrq0_addr_q, f_wrq0_addr_d, f_wrq1_addr_q, f_wrq1_addr_d, f_aw_bytes;
+  logic [32:0]   f_wrq0_left_q, f_wrq0_left_d, f_wrq1_left_q, f_wrq1_left_d, f_aw_n;
+  assign f_aw_fresh = m_axi_awvalid_o && !f_aw_wait_q;
+  assign f_aw_n     = 33'(m_axi_awlen_o) + 33'd1;
+  assign f_aw_bytes = Aw'(f_aw_n) << LogSw;
+  assign f_wacc     = wr_req_valid_i && wr_req_ready_o;
+  always_comb begin
+    f_wrq_over    = 1'b0;
+    f_wrq0_v_d    = f_wrq0_v_q;
+    f_wrq0_addr_d = f_wrq0_addr_q;
+    f_wrq0_left_d = f_wrq0_left_q;
+    f_wrq1_v_d    = f_wrq1_v_q;
+    f_wrq1_addr_d = f_wrq1_addr_q;
+    f_wrq1_left_d = f_wrq1_left_q;
+    if (f_aw_fresh && f_wrq0_v_q) begin
+      if (f_wrq0_left_q == f_aw_n) begin
+        f_wrq0_v_d    = f_wrq1_v_q;
+        f_wrq0_addr_d = f_wrq1_addr_q;
+        f_wrq0_left_d = f_wrq1_left_q;
+        f_wrq1_v_d    = 1'b0;
+      end else begin
+        f_wrq0_addr_d = f_wrq0_addr_q + f_aw_bytes;
+        f_wrq0_left_d = f_wrq0_left_q - f_aw_n;
+      end
+    end
+    if (halt_i) begin
+      f_wrq0_v_d = 1'b0;
+      f_wrq1_v_d = 1'b0;
+    end
+    if (f_wacc) begin
+      if (!f_wrq0_v_d) begin
+        f_wrq0_v_d    = 1'b1;
+        f_wrq0_addr_d = (wr_req_addr_i >> LogSw) << LogSw;
+        f_wrq0_left_d = f_beats(wr_req_addr_i, wr_req_len_i);
+      end else begin
+        f_wrq_over    = f_wrq1_v_d;
+        f_wrq1_v_d    = 1'b1;
+        f_wrq1_addr_d = (wr_req_addr_i >> LogSw) << LogSw;
+        f_wrq1_left_d = f_beats(wr_req_addr_i, wr_req_len_i);
+      end
+    end
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       f_rd_out_q  <= '0;
@@ -545,6 +598,13 @@ module vta_mem_engine #(
       f_wbeat_q   <= '0;
       f_b_due_q   <= '0;
       f_ar_wait_q <= 1'b0;
+      f_aw_wait_q <= 1'b0;
+      f_wrq0_v_q    <= 1'b0;
+      f_wrq0_addr_q <= '0;
+      f_wrq0_left_q <= '0;
+      f_wrq1_v_q    <= 1'b0;
+      f_wrq1_addr_q <= '0;
+      f_wrq1_left_q <= '0;
       f_rq0_v_q    <= 1'b0;
       f_rq0_addr_q <= '0;
       f_rq0_left_q <= '0;
@@ -563,6 +623,13 @@ module vta_mem_engine #(
       if (w_hs) f_wbeat_q <= m_axi_wlast_o ? 8'd0 : f_wbeat_q + 8'd1;
       f_b_due_q   <= f_b_due_q + CntW'(f_w_last_hs) - CntW'(f_b_hs);
       f_ar_wait_q <= m_axi_arvalid_o && !m_axi_arready_i;
+      f_aw_wait_q <= m_axi_awvalid_o && !m_axi_awready_i;
+      f_wrq0_v_q    <= f_wrq0_v_d;
+      f_wrq0_addr_q <= f_wrq0_addr_d;
+      f_wrq0_left_q <= f_wrq0_left_d;
+      f_wrq1_v_q    <= f_wrq1_v_d;
+      f_wrq1_addr_q <= f_wrq1_addr_d;
+      f_wrq1_left_q <= f_wrq1_left_d;
       f_rq0_v_q    <= f_rq0_v_d;
       f_rq0_addr_q <= f_rq0_addr_d;
       f_rq0_left_q <= f_rq0_left_d;
@@ -605,7 +672,10 @@ module vta_mem_engine #(
       f_rd_out_exact: assert (FSumW'(rd_out_q) == f_rd_sum);
       f_wr_out_exact: assert (32'(wr_out_q) == 32'(f_wq_n_q) + 32'(f_b_due_q));
       // idle: no request left, no burst outstanding, no response due
-      if (wr_idle_o) f_wr_idle_nothing_due: assert (f_wq_n_q == '0 && f_b_due_q == '0);
+      if (wr_idle_o) begin
+        f_wr_idle_nothing_due: assert (f_wq_n_q == '0 && f_b_due_q == '0 && !f_wrq0_v_q &&
+                                       !f_wrq1_v_q);
+      end
       if (idle_o) f_idle_nothing_due: assert (f_rd_sum == '0 && !f_rq0_v_q && !f_rq1_v_q);
       // every read request's bursts: contiguous from its first beat, within its beats, all
       if (f_fresh) begin
@@ -613,6 +683,11 @@ module vta_mem_engine #(
                                  m_axi_arid_o == f_rq0_id_q && f_ar_n <= f_rq0_left_q);
       end
       f_request_room: assert (!f_rq_over);
+      if (f_aw_fresh) begin
+        f_aw_of_request: assert (f_wrq0_v_q && m_axi_awaddr_o == f_wrq0_addr_q &&
+                                 f_aw_n <= f_wrq0_left_q);
+      end
+      f_wr_request_room: assert (!f_wrq_over);
 
       // ---- invariants (the engine's registers against the record)
       f_wq_is_fifo: assert (f_wq_n_q == wf_count);
@@ -620,8 +695,24 @@ module vta_mem_engine #(
       // it until wr_ready_o, which halt_i keeps low)
       if (w_wait_q && !w_zero_q) f_w_wait_is_clients: assert (wr_valid_i && wf_valid);
       f_wbeat_is_engine: assert (f_wbeat_q == w_beat_q);
-      if (wr_act_q) f_wr_left: assert (wr_left_q != '0);
-      f_wr_addr_aligned: assert (wr_addr_q[LogSw-1:0] == '0);
+      if (f_wrq0_v_q) begin
+        f_wrq0_sane: assert (f_wrq0_left_q != '0 && f_wrq0_addr_q[LogSw-1:0] == '0);
+      end
+      if (f_wrq1_v_q) begin
+        f_wrq1_sane: assert (f_wrq1_left_q != '0 && f_wrq1_addr_q[LogSw-1:0] == '0);
+      end
+      if (f_aw_fresh) begin
+        if (f_wrq0_left_q == f_aw_n) begin
+          f_wrq_next: assert (f_wrq1_v_q == wr_act_q && (!wr_act_q ||
+              (f_wrq1_addr_q == wr_addr_q && f_wrq1_left_q == 33'(wr_left_q))));
+        end else begin
+          f_wrq_rest: assert (wr_act_q && !f_wrq1_v_q &&
+              f_wrq0_addr_q + f_aw_bytes == wr_addr_q && f_wrq0_left_q - f_aw_n == 33'(wr_left_q));
+        end
+      end else begin
+        f_wrq_engine: assert (!f_wrq1_v_q && f_wrq0_v_q == wr_act_q && (!wr_act_q ||
+            (f_wrq0_addr_q == wr_addr_q && f_wrq0_left_q == 33'(wr_left_q))));
+      end
       if (f_rq0_v_q) begin
         f_rq0_sane: assert (f_rq0_left_q != '0 && 32'(f_rq0_id_q) < 32'(NumRd) &&
                             f_rq0_addr_q[LogSw-1:0] == '0);
@@ -658,6 +749,8 @@ module vta_mem_engine #(
       f_cover_b_after_w: cover (f_b_hs && f_wq_n_q != '0);
       f_cover_request_split: cover (f_fresh && f_ar_n < f_rq0_left_q);
       f_cover_request_queued: cover (f_acc && f_fresh && f_rq0_left_q == f_ar_n);
+      f_cover_wr_request_split: cover (f_aw_fresh && f_aw_n < f_wrq0_left_q);
+      f_cover_wr_request_queued: cover (f_wacc && f_aw_fresh && f_wrq0_left_q == f_aw_n);
     end
   end
 `endif
