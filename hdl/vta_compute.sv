@@ -59,7 +59,7 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   output logic                          retire_o,
   output logic                          finish_o,
   output logic                          acc_wr_o,
-  output logic [7:0]                    err_o,
+  output logic [ERR_WIDTH-1:0]             err_o,
   output logic [31:0]                   err_idx_o,
   // trace (observation only): waiting for l2g / s2g tokens, for room in g2l / g2s, for memory
   // (executing a LOAD, no buffer write this cycle)
@@ -111,7 +111,8 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   logic [ERR_WIDTH-1:0] start_err, run_err, bad_err;
 
   // ---------------------------------------------------------------- decode
-  logic [2:0]  opcode, alu_op;
+  logic [OPCODE_WIDTH-1:0] opcode;
+  logic [ALUOP_WIDTH-1:0]  alu_op;
   logic        pop_prev, pop_next, push_prev, push_next;
   logic        is_alu, reset_reg, use_imm;
   logic [31:0] uop_bgn, uop_end, iter_out, iter_in;
@@ -119,12 +120,12 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   logic [31:0] imm;
 
   always_comb begin
-    opcode    = insn[GEMM_OPCODE_LSB +: 3];
+    opcode    = insn[GEMM_OPCODE_LSB +: OPCODE_WIDTH];
     pop_prev  = insn[GEMM_POP_PREV_DEP_LSB];
     pop_next  = insn[GEMM_POP_NEXT_DEP_LSB];
     push_prev = insn[GEMM_PUSH_PREV_DEP_LSB];
     push_next = insn[GEMM_PUSH_NEXT_DEP_LSB];
-    is_alu    = (opcode == 3'(OPCODE_ALU));
+    is_alu    = (opcode == OPCODE_WIDTH'(OPCODE_ALU));
     reset_reg = insn[GEMM_RESET_REG_LSB];
     uop_bgn   = 32'(insn[GEMM_UOP_BGN_LSB +: GEMM_UOP_BGN_WIDTH]);
     uop_end   = 32'(insn[GEMM_UOP_END_LSB +: GEMM_UOP_END_WIDTH]);
@@ -141,34 +142,39 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
       sfo = 32'(insn[GEMM_SRC_FACTOR_OUT_LSB +: GEMM_SRC_FACTOR_OUT_WIDTH]);
       sfi = 32'(insn[GEMM_SRC_FACTOR_IN_LSB +: GEMM_SRC_FACTOR_IN_WIDTH]);
     end
-    alu_op  = insn[ALU_ALU_OPCODE_LSB +: 3];
+    alu_op  = insn[ALU_ALU_OPCODE_LSB +: ALUOP_WIDTH];
     use_imm = insn[ALU_USE_IMM_LSB];
     imm     = 32'($signed(insn[ALU_IMM_LSB +: IMM_WIDTH]));
   end
 
   // ---------------------------------------------------------------- loop generator (G0)
-  logic [31:0] u_q, i0_q, i1_q;
-  logic [31:0] d_out_q, d_cur_q, s_out_q, s_cur_q, w_out_q, w_cur_q;
+  // u: micro-op index; i0 / i1: outer / inner iteration; *_out: an index's offset at the start
+  // of the outer iteration, *_cur: its offset now (running sums of the factors, no multiplier)
+  logic [31:0] u_q, u_d, i0_q, i0_d, i1_q, i1_d;
+  logic [31:0] dst_out_q, dst_out_d, dst_cur_q, dst_cur_d;
+  logic [31:0] src_out_q, src_out_d, src_cur_q, src_cur_d;
+  logic [31:0] wgt_out_q, wgt_out_d, wgt_cur_q, wgt_cur_d;
   logic        gen, gen_last;
 
   // ---------------------------------------------------------------- pipeline registers
-  logic        g1_q, g2_q, a_q, x_q, x2_q, w_q, wb_q;
-  logic        bad2_q;    // G2: its iteration failed G1's index check (it goes no further)
-  logic [1:0]  gap_q;     // cycles until the loop may issue the next iteration
-  logic [31:0] g1_d_q, g1_s_q, g1_w_q;
+  logic        g1_q, g2_q, g2_d, a_q, a_d, x_q, x_d, x2_q, x2_d, w_q, w_d, wb_q;
+  logic        bad2_q, bad2_d;  // G2: its iteration failed G1's index check (it goes no further)
+  logic [1:0]  gap_q, gap_d;    // cycles until the loop may issue the next iteration
+  logic [31:0] g1_dst_off_q, g1_src_off_q, g1_wgt_off_q;
   logic [LOG_ACC_DEPTH-1:0] g2_a_q, g2_s_q, a_a_q, a_s_q, x_a_q, x2_a_q, w_a_q, wb_a_q;
-  logic        x_fwd_q;   // X: its dst is the dst of the iteration ahead of it (now in W)
-  logic        x_fwd_b_q; // X: its ALU src is the dst of the iteration ahead of it
-  logic [AccW-1:0] x_op_a_q, x_op_b_q, x_dot_q, w_res_q, wb_data_q;
+  logic        x_fwd_q, x_fwd_d;     // X: its dst is the dst of the iteration ahead of it (now in W)
+  logic        x_fwd_b_q, x_fwd_b_d; // X: its ALU src is the dst of the iteration ahead of it
+  logic [AccW-1:0] x_op_a_q, x_op_b_q, x_dot_q, w_res_q, w_res_d, wb_data_q;
+  logic [LOG_ACC_DEPTH-1:0] w_a_d;
 
   // G1: indices and checks (the verdict is registered in bad2_q)
   logic [31:0] a1, s1, w1;
   logic        bad1;
 
   always_comb begin
-    a1   = 32'(uop_data_i[UOP_DST_IDX_LSB +: UOP_DST_IDX_WIDTH]) + g1_d_q;
-    s1   = 32'(uop_data_i[UOP_SRC_IDX_LSB +: UOP_SRC_IDX_WIDTH]) + g1_s_q;
-    w1   = 32'(uop_data_i[UOP_WGT_IDX_LSB +: UOP_WGT_IDX_WIDTH]) + g1_w_q;
+    a1   = 32'(uop_data_i[UOP_DST_IDX_LSB +: UOP_DST_IDX_WIDTH]) + g1_dst_off_q;
+    s1   = 32'(uop_data_i[UOP_SRC_IDX_LSB +: UOP_SRC_IDX_WIDTH]) + g1_src_off_q;
+    w1   = 32'(uop_data_i[UOP_WGT_IDX_LSB +: UOP_WGT_IDX_WIDTH]) + g1_wgt_off_q;
     bad1 = (a1 >= 32'(ACC_DEPTH));
     if (is_alu) begin
       if (!use_imm && s1 >= 32'(ACC_DEPTH)) bad1 = 1'b1;
@@ -261,7 +267,7 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   // ---------------------------------------------------------------- loads
   logic        dma_start, dma_busy, dma_done, dma_w;
   logic [ERR_WIDTH-1:0] dma_err;
-  logic [2:0]  dma_mtype;
+  logic [MEMTYPE_WIDTH-1:0] dma_mtype;
 
   vta_dma_rd #(
     .AxiAddrWidth (AxiAddrWidth),
@@ -293,8 +299,8 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
     .w_data_o    (w_data_o)
   );
 
-  assign uop_we_o     = dma_w && (dma_mtype == 3'(MEM_ID_UOP));
-  assign acc_win_we_o = dma_w && (dma_mtype != 3'(MEM_ID_UOP));
+  assign uop_we_o     = dma_w && (dma_mtype == MEMTYPE_WIDTH'(MEM_ID_UOP));
+  assign acc_win_we_o = dma_w && (dma_mtype != MEMTYPE_WIDTH'(MEM_ID_UOP));
 
   // ---------------------------------------------------------------- control
   logic tokens_ok, push_ok, loop_empty, uop_bad, is_mul;
@@ -303,7 +309,7 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   assign push_ok    = (!push_prev || g2l_ready_i) && (!push_next || g2s_ready_i);
   assign loop_empty = (iter_out == '0) || (iter_in == '0) || (uop_bgn == uop_end);
   assign uop_bad    = (uop_bgn > uop_end) || (uop_end > 32'(UOP_DEPTH));
-  assign is_mul     = is_alu && (alu_op == 3'(ALU_OPCODE_MUL));
+  assign is_mul     = is_alu && (alu_op == ALUOP_WIDTH'(ALU_OPCODE_MUL));
   assign gen        = in_run && (ph_q == PH_LOOP) && !halt_i && !bad2_q && (gap_q == '0);
   assign gen_last   = (u_q + 32'd1 >= uop_end) && (i1_q + 32'd1 >= iter_in) &&
                       (i0_q + 32'd1 >= iter_out);
@@ -341,7 +347,7 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   assign s2g_pop_o  = take && pop_next;
   assign g2l_push_o = retire_o && push_prev;
   assign g2s_push_o = retire_o && push_next;
-  assign dma_start  = take && (opcode == 3'(OPCODE_LOAD));
+  assign dma_start  = take && (opcode == OPCODE_WIDTH'(OPCODE_LOAD));
   // an iteration failed its index check (registered verdict): the instruction stops
   assign bad_abort  = bad2_q;
   assign bad_err    = is_alu ? ERR_SRAM_ALU : ERR_SRAM_GEMM;
@@ -351,15 +357,15 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
     start_err  = ERR_NONE;
     start_skip = 1'b0;
     unique case (opcode)
-      3'(OPCODE_LOAD): ;
-      3'(OPCODE_GEMM), 3'(OPCODE_ALU): begin
+      OPCODE_WIDTH'(OPCODE_LOAD): ;
+      OPCODE_WIDTH'(OPCODE_GEMM), OPCODE_WIDTH'(OPCODE_ALU): begin
         if (uop_bad) begin
           start_err = ERR_SRAM_UOP;
         end else if (loop_empty) begin
           start_skip = 1'b1;
         end
       end
-      3'(OPCODE_FINISH): start_skip = 1'b1;
+      OPCODE_WIDTH'(OPCODE_FINISH): start_skip = 1'b1;
       default: start_err = ERR_OPCODE;  // STORE and the undefined opcodes
     endcase
   end
@@ -386,117 +392,154 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
     endcase
     if (!in_run) ph_d = ph_q;
     if (take) begin
-      ph_d = (opcode == 3'(OPCODE_LOAD)) ? PH_LOAD : PH_LOOP;
-      if (opcode == 3'(OPCODE_FINISH)) finish_d = 1'b1;
+      ph_d = (opcode == OPCODE_WIDTH'(OPCODE_LOAD)) ? PH_LOAD : PH_LOOP;
+      if (opcode == OPCODE_WIDTH'(OPCODE_FINISH)) finish_d = 1'b1;
     end
     if (clr_i) finish_d = 1'b0;
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      ph_q     <= PH_LOAD;
-      finish_q <= 1'b0;
-      u_q      <= '0;
-      i0_q     <= '0;
-      i1_q     <= '0;
-      d_out_q  <= '0;
-      d_cur_q  <= '0;
-      s_out_q  <= '0;
-      s_cur_q  <= '0;
-      w_out_q  <= '0;
-      w_cur_q  <= '0;
-      g1_q     <= 1'b0;
-      g2_q     <= 1'b0;
-      bad2_q   <= 1'b0;
-      a_q      <= 1'b0;
-      x_q      <= 1'b0;
-      x2_q     <= 1'b0;
-      w_q      <= 1'b0;
-      gap_q    <= '0;
-      g1_d_q   <= '0;
-      g1_s_q   <= '0;
-      g1_w_q   <= '0;
-      g2_a_q   <= '0;
-      g2_s_q   <= '0;
-      a_a_q    <= '0;
-      a_s_q    <= '0;
-      x_a_q    <= '0;
-      x_fwd_q  <= 1'b0;
-      x_fwd_b_q <= 1'b0;
-      x2_a_q   <= '0;
-      w_a_q    <= '0;
-      wb_q     <= 1'b0;
-      wb_a_q   <= '0;
-    end else begin
-      ph_q     <= ph_d;
-      finish_q <= finish_d;
-      // loop counters
-      if (in_pop) begin
-        u_q     <= uop_bgn;
-        i0_q    <= '0;
-        i1_q    <= '0;
-        d_out_q <= '0;
-        d_cur_q <= '0;
-        s_out_q <= '0;
-        s_cur_q <= '0;
-        w_out_q <= '0;
-        w_cur_q <= '0;
-      end else if (gen) begin
-        if (u_q + 32'd1 < uop_end) begin
-          u_q <= u_q + 32'd1;
+  // G0: the loop counters; S_POP loads them for the instruction taken next
+  always_comb begin
+    u_d       = u_q;
+    i0_d      = i0_q;
+    i1_d      = i1_q;
+    dst_out_d = dst_out_q;
+    dst_cur_d = dst_cur_q;
+    src_out_d = src_out_q;
+    src_cur_d = src_cur_q;
+    wgt_out_d = wgt_out_q;
+    wgt_cur_d = wgt_cur_q;
+    if (in_pop) begin
+      u_d       = uop_bgn;
+      i0_d      = '0;
+      i1_d      = '0;
+      dst_out_d = '0;
+      dst_cur_d = '0;
+      src_out_d = '0;
+      src_cur_d = '0;
+      wgt_out_d = '0;
+      wgt_cur_d = '0;
+    end else if (gen) begin
+      if (u_q + 32'd1 < uop_end) begin
+        u_d = u_q + 32'd1;
+      end else begin
+        u_d = uop_bgn;
+        if (i1_q + 32'd1 < iter_in) begin
+          i1_d      = i1_q + 32'd1;
+          dst_cur_d = dst_cur_q + dfi;
+          src_cur_d = src_cur_q + sfi;
+          wgt_cur_d = wgt_cur_q + wfi;
         end else begin
-          u_q <= uop_bgn;
-          if (i1_q + 32'd1 < iter_in) begin
-            i1_q    <= i1_q + 32'd1;
-            d_cur_q <= d_cur_q + dfi;
-            s_cur_q <= s_cur_q + sfi;
-            w_cur_q <= w_cur_q + wfi;
-          end else begin
-            i1_q    <= '0;
-            i0_q    <= i0_q + 32'd1;
-            d_out_q <= d_out_q + dfo;
-            s_out_q <= s_out_q + sfo;
-            w_out_q <= w_out_q + wfo;
-            d_cur_q <= d_out_q + dfo;
-            s_cur_q <= s_out_q + sfo;
-            w_cur_q <= w_out_q + wfo;
-          end
+          i1_d      = '0;
+          i0_d      = i0_q + 32'd1;
+          dst_out_d = dst_out_q + dfo;
+          src_out_d = src_out_q + sfo;
+          wgt_out_d = wgt_out_q + wfo;
+          dst_cur_d = dst_out_q + dfo;
+          src_cur_d = src_out_q + sfo;
+          wgt_cur_d = wgt_out_q + wfo;
         end
       end
-      // pipeline
-      g1_q   <= gen;
-      g1_d_q <= d_cur_q;
-      g1_s_q <= s_cur_q;
-      g1_w_q <= w_cur_q;
-      // G1 moves to G2 unless the iteration ahead of it (now in G2) failed its check; a
-      // failing iteration moves on flagged, and only the first one of an instruction counts
-      g2_q   <= g1_q && !bad2_q && !halt_i;
-      bad2_q <= bad1 && !bad2_q && !clr_i;
-      g2_a_q <= LOG_ACC_DEPTH'(a1);
-      g2_s_q <= LOG_ACC_DEPTH'(s1);
-      if (gen)                gap_q <= is_mul ? 2'd1 : 2'd0;
-      else if (gap_q != '0)   gap_q <= gap_q - 2'd1;
-      a_q     <= r_valid && !halt_i;
-      a_a_q   <= r_idx[0];
-      a_s_q   <= r_idx[1];
-      x_q     <= a_q && !halt_i;
-      x_a_q   <= a_a_q;
-      x_fwd_q   <= next_w && (next_w_a == a_a_q);
-      x_fwd_b_q <= next_w && (next_w_a == a_s_q) && is_alu && !use_imm;
-      x2_q    <= x_q && is_mul && !halt_i;
-      x2_a_q  <= x_a_q;
-      w_q     <= (is_mul ? x2_q : x_q) && !halt_i;
-      w_a_q   <= is_mul ? x2_a_q : x_a_q;
-      wb_q    <= res_we_o;
-      wb_a_q  <= w_a_q;
     end
   end
 
+  // the pipeline's valid bits, the MUL spacing and the forwarding flags
+  always_comb begin
+    // G1 moves to G2 unless the iteration ahead of it (now in G2) failed its check; a
+    // failing iteration moves on flagged, and only the first one of an instruction counts
+    g2_d      = g1_q && !bad2_q && !halt_i;
+    bad2_d    = bad1 && !bad2_q && !clr_i;
+    gap_d     = gap_q;
+    if (gen)                gap_d = is_mul ? 2'd1 : 2'd0;
+    else if (gap_q != '0)   gap_d = gap_q - 2'd1;
+    a_d       = r_valid && !halt_i;
+    x_d       = a_q && !halt_i;
+    x_fwd_d   = next_w && (next_w_a == a_a_q);
+    x_fwd_b_d = next_w && (next_w_a == a_s_q) && is_alu && !use_imm;
+    x2_d      = x_q && is_mul && !halt_i;
+    w_d       = (is_mul ? x2_q : x_q) && !halt_i;
+    w_a_d     = is_mul ? x2_a_q : x_a_q;
+    w_res_d   = is_mul ? mul_y : res;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ph_q         <= PH_LOAD;
+      finish_q     <= 1'b0;
+      u_q          <= '0;
+      i0_q         <= '0;
+      i1_q         <= '0;
+      dst_out_q    <= '0;
+      dst_cur_q    <= '0;
+      src_out_q    <= '0;
+      src_cur_q    <= '0;
+      wgt_out_q    <= '0;
+      wgt_cur_q    <= '0;
+      g1_q         <= 1'b0;
+      g2_q         <= 1'b0;
+      bad2_q       <= 1'b0;
+      a_q          <= 1'b0;
+      x_q          <= 1'b0;
+      x2_q         <= 1'b0;
+      w_q          <= 1'b0;
+      gap_q        <= '0;
+      g1_dst_off_q <= '0;
+      g1_src_off_q <= '0;
+      g1_wgt_off_q <= '0;
+      g2_a_q       <= '0;
+      g2_s_q       <= '0;
+      a_a_q        <= '0;
+      a_s_q        <= '0;
+      x_a_q        <= '0;
+      x_fwd_q      <= 1'b0;
+      x_fwd_b_q    <= 1'b0;
+      x2_a_q       <= '0;
+      w_a_q        <= '0;
+      wb_q         <= 1'b0;
+      wb_a_q       <= '0;
+    end else begin
+      ph_q         <= ph_d;
+      finish_q     <= finish_d;
+      u_q          <= u_d;
+      i0_q         <= i0_d;
+      i1_q         <= i1_d;
+      dst_out_q    <= dst_out_d;
+      dst_cur_q    <= dst_cur_d;
+      src_out_q    <= src_out_d;
+      src_cur_q    <= src_cur_d;
+      wgt_out_q    <= wgt_out_d;
+      wgt_cur_q    <= wgt_cur_d;
+      g1_q         <= gen;
+      g1_dst_off_q <= dst_cur_q;
+      g1_src_off_q <= src_cur_q;
+      g1_wgt_off_q <= wgt_cur_q;
+      g2_q         <= g2_d;
+      bad2_q       <= bad2_d;
+      g2_a_q       <= LOG_ACC_DEPTH'(a1);
+      g2_s_q       <= LOG_ACC_DEPTH'(s1);
+      gap_q        <= gap_d;
+      a_q          <= a_d;
+      a_a_q        <= r_idx[0];
+      a_s_q        <= r_idx[1];
+      x_q          <= x_d;
+      x_a_q        <= a_a_q;
+      x_fwd_q      <= x_fwd_d;
+      x_fwd_b_q    <= x_fwd_b_d;
+      x2_q         <= x2_d;
+      x2_a_q       <= x_a_q;
+      w_q          <= w_d;
+      w_a_q        <= w_a_d;
+      wb_q         <= res_we_o;
+      wb_a_q       <= w_a_q;
+    end
+  end
+
+  // the datapath's registers (no reset: their valid bits above qualify them)
   always_ff @(posedge clk_i) begin
     x_op_a_q  <= op_a;
     x_op_b_q  <= alu_b;
     x_dot_q   <= dot;
-    w_res_q   <= is_mul ? mul_y : res;
+    w_res_q   <= w_res_d;
     wb_data_q <= w_res_q;
   end
 
@@ -512,10 +555,11 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   `VTA_ASSERT_ARMED
   // ---------------------------------------------------------------- assertions (simulation)
   logic [INSN_WIDTH-1:0] cmd_insn;
-  logic [2:0]            cmd_op, cmd_mtype;
+  logic [OPCODE_WIDTH-1:0]  cmd_op;
+  logic [MEMTYPE_WIDTH-1:0] cmd_mtype;
   assign cmd_insn  = cmd_i[INSN_WIDTH-1:0];
-  assign cmd_op    = cmd_insn[GEMM_OPCODE_LSB +: 3];
-  assign cmd_mtype = cmd_insn[MEM_MEMORY_TYPE_LSB +: 3];
+  assign cmd_op    = cmd_insn[GEMM_OPCODE_LSB +: OPCODE_WIDTH];
+  assign cmd_mtype = cmd_insn[MEM_MEMORY_TYPE_LSB +: MEMTYPE_WIDTH];
 
   a_state_legal: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       ph_q inside {PH_LOAD, PH_LOOP, PH_DRAIN})
@@ -523,11 +567,11 @@ module vta_compute import vta_pkg::*; import vta_err_pkg::*; #(
   // what fetch routes here (vta_fetch): LOAD of UOP / ACC / ACC_8BIT, GEMM, legal ALU, FINISH
   a_cmd_routed: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       cmd_valid_i && cmd_ready_o |->
-      (cmd_op == 3'(OPCODE_LOAD) && cmd_mtype inside {3'(MEM_ID_UOP), 3'(MEM_ID_ACC),
-                                                       3'(MEM_ID_ACC_8BIT)}) ||
-      cmd_op == 3'(OPCODE_GEMM) || cmd_op == 3'(OPCODE_FINISH) ||
-      (cmd_op == 3'(OPCODE_ALU) && !cmd_insn[ALU_RESET_REG_LSB] &&
-       cmd_insn[ALU_ALU_OPCODE_LSB +: 3] <= 3'(ALU_OPCODE_MUL)))
+      (cmd_op == OPCODE_WIDTH'(OPCODE_LOAD) && cmd_mtype inside {MEMTYPE_WIDTH'(MEM_ID_UOP), MEMTYPE_WIDTH'(MEM_ID_ACC),
+                                                       MEMTYPE_WIDTH'(MEM_ID_ACC_8BIT)}) ||
+      cmd_op == OPCODE_WIDTH'(OPCODE_GEMM) || cmd_op == OPCODE_WIDTH'(OPCODE_FINISH) ||
+      (cmd_op == OPCODE_WIDTH'(OPCODE_ALU) && !cmd_insn[ALU_RESET_REG_LSB] &&
+       cmd_insn[ALU_ALU_OPCODE_LSB +: ALUOP_WIDTH] <= ALUOP_WIDTH'(ALU_OPCODE_MUL)))
     else $error("compute: took an instruction fetch does not route here (opcode %0d)", cmd_op);
   // the pipeline runs only in the loop and its drain
   a_pipe_in_loop: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)

@@ -34,8 +34,8 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   input  logic [Aw-1:0]         dram_size_i,
   output logic                  busy_o,
   output logic                  done_o,
-  output logic [7:0]            err_o,
-  output logic [2:0]            mtype_o,
+  output logic [ERR_WIDTH-1:0]  err_o,
+  output logic [MEMTYPE_WIDTH-1:0] mtype_o,
   // memory engine read client
   output logic                  req_valid_o,
   input  logic                  req_ready_i,
@@ -56,6 +56,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   localparam int unsigned DescDepth = 128;  // rows in flight (hides ~200 cycles of latency)
   localparam int unsigned SrcPerSub = WinBytes / 4;           // ACC_8BIT source bytes per write
   localparam int unsigned ExpSub    = BusBytes / SrcPerSub;    // ACC_8BIT writes per beat (1 or 4)
+  localparam int unsigned RowW      = SIZE_WIDTH + 1;          // rows or elements with pads
 
   typedef enum logic [2:0] {S_IDLE, S_SUM, S_CMP, S_CHECK, S_RUN, S_DONE} state_e;
   typedef enum logic [1:0] {P_LEAD, P_DATA, P_TRAIL} phase_e;
@@ -64,24 +65,28 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   phase_e phase_q, phase_d;
 
   // instruction fields (registered at start)
-  logic [2:0]  mtype_q;
-  logic [15:0] sram_base_q, y_size_q, x_size_q, x_stride_q;
-  logic [31:0] dram_base_q;
-  logic [3:0]  yp0_q, yp1_q, xp0_q, xp1_q;
-  logic [7:0]  err_q, err_d;
+  logic [MEMTYPE_WIDTH-1:0]   mtype_q, mtype_d;
+  logic [SRAM_ADDR_WIDTH-1:0] sram_base_q, sram_base_d;
+  logic [SIZE_WIDTH-1:0]      y_size_q, y_size_d, x_size_q, x_size_d;
+  logic [STRIDE_WIDTH-1:0]    x_stride_q, x_stride_d;
+  logic [DRAM_ADDR_WIDTH-1:0] dram_base_q, dram_base_d;
+  logic [PAD_WIDTH-1:0]       yp0_q, yp0_d, yp1_q, yp1_d, xp0_q, xp0_d, xp1_q, xp1_d;
+  logic [ERR_WIDTH-1:0]       err_q, err_d;
   // check operands (registered at start) and sums (registered in S_SUM)
-  logic [16:0] row_elems_q, total_rows_q;  // SRAM elements per row (pads too), SRAM rows
-  logic [15:0] y_last_q;                   // y_size - 1 (16 bits, as the DRAM end takes it)
-  logic [47:0] dram_bx_q;                  // dram_base + x_size
-  logic [33:0] sram_end_q;                 // sram_base + total_rows * row_elems
-  logic [47:0] dram_end_q;                 // DRAM byte end of the last row
-  logic        sram_over_q, dram_over_q;   // S_CMP: the range checks' verdicts
+  logic [RowW-1:0] row_elems_q, row_elems_d;  // SRAM elements per row (pads too)
+  logic [RowW-1:0] total_rows_q, total_rows_d; // SRAM rows (pads too)
+  logic [SIZE_WIDTH-1:0] y_last_q, y_last_d;  // y_size - 1 (as wide as y_size, as the DRAM end takes it)
+  logic [47:0] dram_bx_q, dram_bx_d;          // dram_base + x_size
+  logic [33:0] sram_end_q, sram_end_d;        // sram_base + total_rows * row_elems
+  logic [47:0] dram_end_q, dram_end_d;        // DRAM byte end of the last row
+  logic        sram_over_q, sram_over_d;      // S_CMP: the range checks' verdicts
+  logic        dram_over_q, dram_over_d;
 
   // per memory type constants
   logic [3:0]  leb, lseb;                 // log2 element bytes in DRAM / SRAM
   logic [31:0] depth;
   logic        expand, pad_ok;
-  logic [7:0]  sram_err;
+  logic [ERR_WIDTH-1:0] sram_err;
 
   always_comb begin
     leb      = 4'($clog2(INP_ELEM_BYTES));
@@ -90,22 +95,23 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
     expand   = 1'b0;
     pad_ok   = 1'b1;
     sram_err = ERR_SRAM_LOAD;
-    case (mtype_q)
-      3'(MEM_ID_UOP): begin
+    unique case (mtype_q)
+      MEMTYPE_WIDTH'(MEM_ID_UOP): begin
         leb = 4'($clog2(UOP_ELEM_BYTES)); lseb = leb; depth = 32'(UOP_DEPTH);
         pad_ok = 1'b0; sram_err = ERR_SRAM_UOP;
       end
-      3'(MEM_ID_WGT): begin
+      MEMTYPE_WIDTH'(MEM_ID_WGT): begin
         leb = 4'($clog2(WGT_ELEM_BYTES)); lseb = leb; depth = 32'(WGT_DEPTH); pad_ok = 1'b0;
       end
-      3'(MEM_ID_ACC): begin
+      MEMTYPE_WIDTH'(MEM_ID_ACC): begin
         leb = 4'($clog2(ACC_ELEM_BYTES)); lseb = leb; depth = 32'(ACC_DEPTH);
       end
-      3'(MEM_ID_ACC_8BIT): begin
+      MEMTYPE_WIDTH'(MEM_ID_ACC_8BIT): begin
         leb = 4'($clog2(ACC8_ELEM_BYTES)); lseb = 4'($clog2(ACC_ELEM_BYTES));
         depth = 32'(ACC_DEPTH); expand = 1'b1;
       end
-      default: ;
+      MEMTYPE_WIDTH'(MEM_ID_INP): ;
+      default: ;  // OUT and the undefined types: legal_type reports them
     endcase
   end
 
@@ -120,14 +126,14 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
     dram_end    = (dram_bx_q + 48'(y_last_q) * 48'(x_stride_q)) << leb;
     noop        = (x_size_q == '0) || (y_size_q == '0);
     any_pad     = |{yp0_q, yp1_q, xp0_q, xp1_q};
-    legal_type  = (mtype_q == 3'(MEM_ID_UOP)) || (mtype_q == 3'(MEM_ID_WGT)) ||
-                  (mtype_q == 3'(MEM_ID_INP)) || (mtype_q == 3'(MEM_ID_ACC)) ||
-                  (mtype_q == 3'(MEM_ID_ACC_8BIT));
+    legal_type  = (mtype_q == MEMTYPE_WIDTH'(MEM_ID_UOP)) || (mtype_q == MEMTYPE_WIDTH'(MEM_ID_WGT)) ||
+                  (mtype_q == MEMTYPE_WIDTH'(MEM_ID_INP)) || (mtype_q == MEMTYPE_WIDTH'(MEM_ID_ACC)) ||
+                  (mtype_q == MEMTYPE_WIDTH'(MEM_ID_ACC_8BIT));
   end
 
   // ---------------------------------------------------------------- issue process
-  logic [15:0]  iss_y_q;
-  logic [Aw-1:0] iss_addr_q;
+  logic [SIZE_WIDTH-1:0] iss_y_q, iss_y_d;       // rows requested
+  logic [Aw-1:0] iss_addr_q, iss_addr_d;          // DRAM byte address of the next row
   logic [31:0]  row_len, stride_bytes;
   logic         df_ready, df_valid, df_pop;
   logic [LogBus-1:0] df_alo;
@@ -155,7 +161,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   );
 
   // ---------------------------------------------------------------- write process
-  logic [16:0] wy_q, wy_d;
+  logic [RowW-1:0] wy_q, wy_d;
   logic [31:0] pad_left_q, pad_left_d;
   logic [31:0] ptr_q, ptr_d;
   logic signed [33:0] off_q, off_d, off_cur;
@@ -174,9 +180,11 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   // LogBus-bit add of the descriptor. A down-counter of the beats left (cnt_q, from the first
   // beat on) with its zero flag registered gives the last beat: an equality, not a compare.
   localparam int unsigned CntW = 32 - LogBus;
-  logic [LogBus-1:0] lm1_lo_q;              // (row_len - 1) mod BusBytes
-  logic [CntW-1:0]   lhi_q, lhi_m1_q;       // (row_len - 1) >> LogBus, and that minus 1
-  logic              lhi_zero_q, lhi_one_q; // lhi_q == 0, lhi_q == 1
+  logic [LogBus-1:0] lm1_lo_q, lm1_lo_d;    // (row_len - 1) mod BusBytes
+  logic [CntW-1:0]   lhi_q, lhi_d;          // (row_len - 1) >> LogBus ...
+  logic [CntW-1:0]   lhi_m1_q, lhi_m1_d;    // ... and that minus 1
+  logic              lhi_zero_q, lhi_zero_d; // lhi_q == 0
+  logic              lhi_one_q, lhi_one_d;   // lhi_q == 1
   logic [CntW-1:0]   cnt_q, cnt_d;          // beats of the row after the current one
   logic              cnt_zero_q, cnt_zero_d;
   logic [LogBus:0]   lo_sum;                // lm1_lo + alo
@@ -210,19 +218,19 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
   end
 
   // what the writer does at the start of SRAM row er_y (0 after the checks, else the next row)
-  logic [16:0] er_y;
+  logic [RowW-1:0] er_y;
   logic        er_done, er_data;
   phase_e      er_phase;
   logic [31:0] er_pad;
   logic        next_row;                  // the writer moves on to SRAM row er_y this cycle
 
   always_comb begin
-    er_y     = (state_q == S_CHECK) ? 17'd0 : wy_q + 17'd1;
+    er_y     = (state_q == S_CHECK) ? '0 : wy_q + RowW'(1);
     er_done  = (er_y == total_rows_q);
     er_data  = 1'b0;
     er_phase = P_DATA;
     er_pad   = '0;
-    if (er_y < 17'(yp0_q) || er_y >= 17'(yp0_q) + 17'(y_size_q)) begin
+    if (er_y < RowW'(yp0_q) || er_y >= RowW'(yp0_q) + RowW'(y_size_q)) begin
       er_phase = P_TRAIL;
       er_pad   = row_bytes;
     end else if (xp0_q != '0) begin
@@ -252,7 +260,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
     w_addr_o   = ptr_q;
     w_mask_o   = '0;
     w_data_o   = '0;
-    case (state_q)
+    unique case (state_q)
       S_IDLE: ;
       S_SUM: state_d = S_CMP;
       S_CMP: state_d = S_CHECK;
@@ -276,7 +284,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
         end
       end
       S_RUN: begin
-        case (phase_q)
+        unique case (phase_q)
           P_LEAD, P_TRAIL: begin
             w_valid_o  = 1'b1;
             w_mask_o   = {WinBytes{1'b1}} >> (32'(WinBytes) - pad_n);
@@ -291,7 +299,7 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
               end
             end
           end
-          default: begin  // P_DATA
+          P_DATA: begin
             if (df_valid && r_valid_i) begin
               w_valid_o = 1'b1;
               if (!expand) begin
@@ -336,10 +344,12 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
               end
             end
           end
+          default: ;  // unused encoding (a_phase_legal)
         endcase
         if (err_d != ERR_NONE) state_d = S_DONE;
       end
-      default: state_d = S_IDLE;  // S_DONE
+      S_DONE: state_d = S_IDLE;
+      default: state_d = S_IDLE;  // unused encodings (a_state_legal)
     endcase
     // the writer moves on to SRAM row er_y (done after the last row); it overrides the row
     // fields the case set, and in those cycles the case only ever moves state_d to S_RUN
@@ -358,94 +368,146 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
     if (halt_i) state_d = S_IDLE;
   end
 
+  // the instruction's fields and the check pipeline (start_i, S_SUM, S_CMP), the issue process
+  always_comb begin
+    mtype_d      = mtype_q;
+    sram_base_d  = sram_base_q;
+    dram_base_d  = dram_base_q;
+    y_size_d     = y_size_q;
+    x_size_d     = x_size_q;
+    x_stride_d   = x_stride_q;
+    yp0_d        = yp0_q;
+    yp1_d        = yp1_q;
+    xp0_d        = xp0_q;
+    xp1_d        = xp1_q;
+    row_elems_d  = row_elems_q;
+    total_rows_d = total_rows_q;
+    y_last_d     = y_last_q;
+    dram_bx_d    = dram_bx_q;
+    sram_end_d   = sram_end_q;
+    dram_end_d   = dram_end_q;
+    sram_over_d  = sram_over_q;
+    dram_over_d  = dram_over_q;
+    lm1_lo_d     = lm1_lo_q;
+    lhi_d        = lhi_q;
+    lhi_m1_d     = lhi_m1_q;
+    lhi_zero_d   = lhi_zero_q;
+    lhi_one_d    = lhi_one_q;
+    iss_y_d      = iss_y_q;
+    iss_addr_d   = iss_addr_q;
+    if (state_q == S_SUM) begin
+      sram_end_d = sram_end;
+      dram_end_d = dram_end;
+      // the row's beats (row_len >= 1 whenever a row runs; lhi_m1_q is used when lhi_q >= 1)
+      lm1_lo_d   = LogBus'(row_len - 32'd1);
+      lhi_d      = CntW'((row_len - 32'd1) >> LogBus);
+      lhi_m1_d   = CntW'((row_len - 32'(BusBytes + 1)) >> LogBus);
+      lhi_zero_d = (row_len <= 32'(BusBytes));
+      lhi_one_d  = (row_len > 32'(BusBytes)) && (row_len <= 32'(2 * BusBytes));
+    end
+    if (state_q == S_CMP) begin
+      sram_over_d = sram_end_q > 34'(depth);
+      dram_over_d = 64'(dram_end_q) > 64'(dram_size_i);
+    end
+    if (start_i) begin
+      mtype_d      = insn_i[MEM_MEMORY_TYPE_LSB +: MEMTYPE_WIDTH];
+      sram_base_d  = insn_i[MEM_SRAM_BASE_LSB +: SRAM_ADDR_WIDTH];
+      dram_base_d  = insn_i[MEM_DRAM_BASE_LSB +: DRAM_ADDR_WIDTH];
+      y_size_d     = insn_i[MEM_Y_SIZE_LSB +: SIZE_WIDTH];
+      x_size_d     = insn_i[MEM_X_SIZE_LSB +: SIZE_WIDTH];
+      x_stride_d   = insn_i[MEM_X_STRIDE_LSB +: STRIDE_WIDTH];
+      yp0_d        = insn_i[MEM_Y_PAD_0_LSB +: PAD_WIDTH];
+      yp1_d        = insn_i[MEM_Y_PAD_1_LSB +: PAD_WIDTH];
+      xp0_d        = insn_i[MEM_X_PAD_0_LSB +: PAD_WIDTH];
+      xp1_d        = insn_i[MEM_X_PAD_1_LSB +: PAD_WIDTH];
+      row_elems_d  = RowW'(xp0_d) + RowW'(x_size_d) + RowW'(xp1_d);
+      total_rows_d = RowW'(yp0_d) + RowW'(y_size_d) + RowW'(yp1_d);
+      y_last_d     = y_size_d - SIZE_WIDTH'(1);
+      dram_bx_d    = 48'(dram_base_d) + 48'(x_size_d);
+      iss_y_d      = '0;
+    end else if (state_q == S_CHECK) begin
+      iss_addr_d  = dram_off_i + (Aw'(dram_base_q) << leb);
+    end else if (req_valid_o && req_ready_i) begin
+      iss_y_d     = iss_y_q + SIZE_WIDTH'(1);
+      iss_addr_d  = iss_addr_q + Aw'(stride_bytes);
+    end
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      state_q     <= S_IDLE;
-      phase_q     <= P_LEAD;
-      err_q       <= ERR_NONE;
-      mtype_q     <= '0;
-      sram_base_q <= '0;
-      dram_base_q <= '0;
-      y_size_q    <= '0;
-      x_size_q    <= '0;
-      x_stride_q  <= '0;
-      yp0_q       <= '0;
-      yp1_q       <= '0;
-      xp0_q       <= '0;
-      xp1_q       <= '0;
-      row_elems_q <= '0;
+      state_q      <= S_IDLE;
+      phase_q      <= P_LEAD;
+      err_q        <= ERR_NONE;
+      wy_q         <= '0;
+      pad_left_q   <= '0;
+      ptr_q        <= '0;
+      off_q        <= '0;
+      first_q      <= 1'b0;
+      sub_q        <= '0;
+      cnt_q        <= '0;
+      cnt_zero_q   <= 1'b0;
+      mtype_q      <= '0;
+      sram_base_q  <= '0;
+      dram_base_q  <= '0;
+      y_size_q     <= '0;
+      x_size_q     <= '0;
+      x_stride_q   <= '0;
+      yp0_q        <= '0;
+      yp1_q        <= '0;
+      xp0_q        <= '0;
+      xp1_q        <= '0;
+      row_elems_q  <= '0;
       total_rows_q <= '0;
-      y_last_q    <= '0;
-      dram_bx_q   <= '0;
-      sram_end_q  <= '0;
-      dram_end_q  <= '0;
-      sram_over_q <= 1'b0;
-      dram_over_q <= 1'b0;
-      wy_q        <= '0;
-      pad_left_q  <= '0;
-      ptr_q       <= '0;
-      off_q       <= '0;
-      first_q     <= 1'b0;
-      sub_q       <= '0;
-      lm1_lo_q    <= '0;
-      lhi_q       <= '0;
-      lhi_m1_q    <= '0;
-      lhi_zero_q  <= 1'b0;
-      lhi_one_q   <= 1'b0;
-      cnt_q       <= '0;
-      cnt_zero_q  <= 1'b0;
-      iss_y_q     <= '0;
-      iss_addr_q  <= '0;
+      y_last_q     <= '0;
+      dram_bx_q    <= '0;
+      sram_end_q   <= '0;
+      dram_end_q   <= '0;
+      sram_over_q  <= 1'b0;
+      dram_over_q  <= 1'b0;
+      lm1_lo_q     <= '0;
+      lhi_q        <= '0;
+      lhi_m1_q     <= '0;
+      lhi_zero_q   <= 1'b0;
+      lhi_one_q    <= 1'b0;
+      iss_y_q      <= '0;
+      iss_addr_q   <= '0;
     end else begin
-      state_q    <= state_d;
-      phase_q    <= phase_d;
-      err_q      <= err_d;
-      wy_q       <= wy_d;
-      pad_left_q <= pad_left_d;
-      ptr_q      <= ptr_d;
-      off_q      <= off_d;
-      first_q    <= first_d;
-      sub_q      <= sub_d;
-      cnt_q      <= cnt_d;
-      cnt_zero_q <= cnt_zero_d;
-      if (state_q == S_SUM) begin
-        sram_end_q <= sram_end;
-        dram_end_q <= dram_end;
-        // the row's beats (row_len >= 1 whenever a row runs; lhi_m1_q is used when lhi_q >= 1)
-        lm1_lo_q   <= LogBus'(row_len - 32'd1);
-        lhi_q      <= CntW'((row_len - 32'd1) >> LogBus);
-        lhi_m1_q   <= CntW'((row_len - 32'(BusBytes + 1)) >> LogBus);
-        lhi_zero_q <= (row_len <= 32'(BusBytes));
-        lhi_one_q  <= (row_len > 32'(BusBytes)) && (row_len <= 32'(2 * BusBytes));
-      end
-      if (state_q == S_CMP) begin
-        sram_over_q <= sram_end_q > 34'(depth);
-        dram_over_q <= 64'(dram_end_q) > 64'(dram_size_i);
-      end
-      if (start_i) begin
-        mtype_q     <= insn_i[MEM_MEMORY_TYPE_LSB +: 3];
-        sram_base_q <= insn_i[MEM_SRAM_BASE_LSB +: 16];
-        dram_base_q <= insn_i[MEM_DRAM_BASE_LSB +: 32];
-        y_size_q    <= insn_i[MEM_Y_SIZE_LSB +: 16];
-        x_size_q    <= insn_i[MEM_X_SIZE_LSB +: 16];
-        x_stride_q  <= insn_i[MEM_X_STRIDE_LSB +: 16];
-        yp0_q       <= insn_i[MEM_Y_PAD_0_LSB +: 4];
-        yp1_q       <= insn_i[MEM_Y_PAD_1_LSB +: 4];
-        xp0_q       <= insn_i[MEM_X_PAD_0_LSB +: 4];
-        xp1_q       <= insn_i[MEM_X_PAD_1_LSB +: 4];
-        row_elems_q <= 17'(insn_i[MEM_X_PAD_0_LSB +: 4]) + 17'(insn_i[MEM_X_SIZE_LSB +: 16]) +
-                       17'(insn_i[MEM_X_PAD_1_LSB +: 4]);
-        total_rows_q <= 17'(insn_i[MEM_Y_PAD_0_LSB +: 4]) + 17'(insn_i[MEM_Y_SIZE_LSB +: 16]) +
-                        17'(insn_i[MEM_Y_PAD_1_LSB +: 4]);
-        y_last_q    <= insn_i[MEM_Y_SIZE_LSB +: 16] - 16'd1;
-        dram_bx_q   <= 48'(insn_i[MEM_DRAM_BASE_LSB +: 32]) + 48'(insn_i[MEM_X_SIZE_LSB +: 16]);
-        iss_y_q     <= '0;
-      end else if (state_q == S_CHECK) begin
-        iss_addr_q  <= dram_off_i + (Aw'(dram_base_q) << leb);
-      end else if (req_valid_o && req_ready_i) begin
-        iss_y_q     <= iss_y_q + 16'd1;
-        iss_addr_q  <= iss_addr_q + Aw'(stride_bytes);
-      end
+      state_q      <= state_d;
+      phase_q      <= phase_d;
+      err_q        <= err_d;
+      wy_q         <= wy_d;
+      pad_left_q   <= pad_left_d;
+      ptr_q        <= ptr_d;
+      off_q        <= off_d;
+      first_q      <= first_d;
+      sub_q        <= sub_d;
+      cnt_q        <= cnt_d;
+      cnt_zero_q   <= cnt_zero_d;
+      mtype_q      <= mtype_d;
+      sram_base_q  <= sram_base_d;
+      dram_base_q  <= dram_base_d;
+      y_size_q     <= y_size_d;
+      x_size_q     <= x_size_d;
+      x_stride_q   <= x_stride_d;
+      yp0_q        <= yp0_d;
+      yp1_q        <= yp1_d;
+      xp0_q        <= xp0_d;
+      xp1_q        <= xp1_d;
+      row_elems_q  <= row_elems_d;
+      total_rows_q <= total_rows_d;
+      y_last_q     <= y_last_d;
+      dram_bx_q    <= dram_bx_d;
+      sram_end_q   <= sram_end_d;
+      dram_end_q   <= dram_end_d;
+      sram_over_q  <= sram_over_d;
+      dram_over_q  <= dram_over_d;
+      lm1_lo_q     <= lm1_lo_d;
+      lhi_q        <= lhi_d;
+      lhi_m1_q     <= lhi_m1_d;
+      lhi_zero_q   <= lhi_zero_d;
+      lhi_one_q    <= lhi_one_d;
+      iss_y_q      <= iss_y_d;
+      iss_addr_q   <= iss_addr_d;
     end
   end
 
@@ -453,17 +515,20 @@ module vta_dma_rd import vta_pkg::*; import vta_err_pkg::*; #(
 `include "vta_assert.svh"
   `VTA_ASSERT_ARMED
   // ---------------------------------------------------------------- assertions (simulation)
+  a_state_legal: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
+      state_q inside {S_IDLE, S_SUM, S_CMP, S_CHECK, S_RUN, S_DONE})
+    else $error("dma_rd: illegal state %0d", state_q);
   a_phase_legal: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       state_q != S_RUN || phase_q inside {P_LEAD, P_DATA, P_TRAIL})
     else $error("dma_rd: illegal phase %0d", phase_q);
   // the check pipeline: S_CMP compares the ends of this instruction's fields
-  logic [16:0] row_elems_ref, total_rows_ref;
+  logic [RowW-1:0] row_elems_ref, total_rows_ref;
   logic [47:0] dram_end_ref;
-  assign row_elems_ref  = 17'(xp0_q) + 17'(x_size_q) + 17'(xp1_q);
-  assign total_rows_ref = 17'(yp0_q) + 17'(y_size_q) + 17'(yp1_q);
-  // y_size - 1 in 16 bits, as y_last_q holds it (it differs from the wider difference only
+  assign row_elems_ref  = RowW'(xp0_q) + RowW'(x_size_q) + RowW'(xp1_q);
+  assign total_rows_ref = RowW'(yp0_q) + RowW'(y_size_q) + RowW'(yp1_q);
+  // y_size - 1 in SIZE_WIDTH bits, as y_last_q holds it (it differs from the wider difference only
   // for y_size 0, a no-op, whose DRAM end is never looked at)
-  assign dram_end_ref   = (48'(dram_base_q) + 48'(16'(y_size_q - 16'd1)) * 48'(x_stride_q) +
+  assign dram_end_ref   = (48'(dram_base_q) + 48'(SIZE_WIDTH'(y_size_q - SIZE_WIDTH'(1))) * 48'(x_stride_q) +
                            48'(x_size_q)) << leb;
   a_check_pipeline: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       state_q == S_CMP |->

@@ -15,17 +15,18 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   parameter int unsigned AxiAddrWidth = 64,
   parameter int unsigned BusBytes     = 64,
   localparam int unsigned Aw          = AxiAddrWidth,
-  localparam int unsigned QW          = 32 + INSN_WIDTH
+  localparam int unsigned IdxW        = 32,              // index of an instruction
+  localparam int unsigned QW          = IdxW + INSN_WIDTH
 ) (
   input  logic              clk_i,
   input  logic              rst_ni,
   input  logic              start_i,
   input  logic              halt_i,
-  input  logic [31:0]       insn_count_i,
+  input  logic [IdxW-1:0]   insn_count_i,
   input  logic [Aw-1:0]     insn_base_i,
   output logic              done_o,       // every instruction routed
-  output logic [7:0]        err_o,        // first error, held until start_i
-  output logic [31:0]       err_idx_o,
+  output logic [ERR_WIDTH-1:0] err_o,     // first error, held until start_i
+  output logic [IdxW-1:0]   err_idx_o,
   // memory engine read client
   output logic              req_valid_o,
   input  logic              req_ready_i,
@@ -58,21 +59,22 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   localparam int unsigned GrpW        = LogGroup + 1;            // 0..GroupBytes
   localparam int unsigned BeatW       = LogGroup - LogBus + 2;   // 0..2*GroupBeats
 
-  logic              act_q;
-  logic [31:0]       count_q;
-  logic [Aw-1:0]     base_q;
-  logic [Aw-1:0]     req_addr_q;           // byte address of the next instruction to request
-  logic [31:0]       req_rem_q;            // instructions still to request
-  logic              rq_valid_q;           // the registered request below is presented
-  logic [31:0]       rq_bytes_q, rq_n_q;   // its length in bytes and instructions
-  logic [CredW-1:0]  rq_beats_q;           // its beats
-  logic [31:0]       idx_q;                // next instruction to route
-  logic [LaneW-1:0]  lane_q;               // lane of instruction idx_q in its beat
-  logic              last_q;               // idx_q is the last instruction
-  logic              more_q;               // idx_q < count_q
-  logic [CredW-1:0]  cred_q;               // beats requested and not yet popped
-  logic [7:0]        err_q;
-  logic [31:0]       err_idx_q;
+  logic              act_q, act_d;
+  logic [IdxW-1:0]   count_q, count_d;
+  logic [Aw-1:0]     base_q, base_d;
+  logic [Aw-1:0]     req_addr_q, req_addr_d;   // byte address of the next instruction to request
+  logic [IdxW-1:0]   req_rem_q, req_rem_d;     // instructions still to request
+  logic              rq_valid_q, rq_valid_d;   // the registered request below is presented
+  logic [31:0]       rq_bytes_q, rq_bytes_d;   // its length in bytes ...
+  logic [IdxW-1:0]   rq_n_q, rq_n_d;           // ... and instructions
+  logic [CredW-1:0]  rq_beats_q, rq_beats_d;   // its beats
+  logic [IdxW-1:0]   idx_q, idx_d;             // next instruction to route
+  logic [LaneW-1:0]  lane_q, lane_d;           // lane of instruction idx_q in its beat
+  logic              last_q, last_d;           // idx_q is the last instruction
+  logic              more_q, more_d;           // idx_q < count_q
+  logic [CredW-1:0]  cred_q, cred_d;           // beats requested and not yet popped
+  logic [ERR_WIDTH-1:0] err_q, err_d;
+  logic [IdxW-1:0]   err_idx_q, err_idx_d;
 
   // ---------------------------------------------------------------- requests
   // the next request, from registers; registered into rq_*_q while none is presented. The
@@ -80,7 +82,8 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   // never leaves its group, so the remaining bytes only matter below GroupBytes (rem_small).
   logic [GrpW-1:0]  grp_off, grp_end;      // req_addr_q and its last byte inside the group
   logic [GrpW-1:0]  grp_bytes, rem_low, req_bytes;
-  logic [31:0]      rem_bytes, req_n;
+  logic [31:0]      rem_bytes;
+  logic [IdxW-1:0]  req_n;
   logic [BeatW-1:0] req_beats;
   logic [CredW:0]   cred_need;
   logic             rem_small, req_ok, req_hs;
@@ -92,7 +95,7 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
     rem_small = (rem_bytes[31:GrpW] == '0);
     grp_bytes = GrpW'(GroupBytes) - grp_off;
     req_bytes = (rem_small && rem_low < grp_bytes) ? rem_low : grp_bytes;
-    req_n     = 32'(req_bytes >> LogInsn);
+    req_n     = IdxW'(req_bytes >> LogInsn);
     // the request stays inside its group: its beats are those of its offsets in the group
     grp_end   = grp_off + req_bytes - GrpW'(1);
     req_beats = BeatW'(grp_end >> LogBus) - BeatW'(grp_off >> LogBus) + BeatW'(1);
@@ -129,61 +132,64 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
 
   // ---------------------------------------------------------------- decode and route
   logic [INSN_WIDTH-1:0] insn;
-  logic [2:0]  opcode, mtype, aluop;
+  logic [OPCODE_WIDTH-1:0]  opcode;
+  logic [MEMTYPE_WIDTH-1:0] mtype;
+  logic [ALUOP_WIDTH-1:0]   aluop;
   logic        pop_prev, pop_next, push_prev, push_next, reset_reg;
   logic [STAGE_WIDTH-1:0] target;          // the stage the instruction goes to
-  logic [7:0]  dec_err;
+  logic [ERR_WIDTH-1:0] dec_err;
   logic        last, lane_last, route, tgt_ready;
   logic [31:0] lane;
 
   always_comb begin
     lane      = 32'(lane_q) & 32'(InsnPerBeat - 1);
     insn      = INSN_WIDTH'(bf_data >> (lane * INSN_WIDTH));
-    opcode    = insn[MEM_OPCODE_LSB +: 3];
+    opcode    = insn[MEM_OPCODE_LSB +: OPCODE_WIDTH];
     pop_prev  = insn[MEM_POP_PREV_DEP_LSB];
     pop_next  = insn[MEM_POP_NEXT_DEP_LSB];
     push_prev = insn[MEM_PUSH_PREV_DEP_LSB];
     push_next = insn[MEM_PUSH_NEXT_DEP_LSB];
-    mtype     = insn[MEM_MEMORY_TYPE_LSB +: 3];
-    aluop     = insn[ALU_ALU_OPCODE_LSB +: 3];
+    mtype     = insn[MEM_MEMORY_TYPE_LSB +: MEMTYPE_WIDTH];
+    aluop     = insn[ALU_ALU_OPCODE_LSB +: ALUOP_WIDTH];
     reset_reg = insn[ALU_RESET_REG_LSB];
     last      = last_q;
     lane_last = (lane == 32'(InsnPerBeat - 1)) || last;
     target    = STAGE_COMPUTE;
     dec_err   = ERR_NONE;
-    case (opcode)
-      3'(OPCODE_LOAD): begin
-        if (mtype == 3'(MEM_ID_INP) || mtype == 3'(MEM_ID_WGT)) begin
+    unique case (opcode)
+      OPCODE_WIDTH'(OPCODE_LOAD): begin
+        if (mtype == MEMTYPE_WIDTH'(MEM_ID_INP) || mtype == MEMTYPE_WIDTH'(MEM_ID_WGT)) begin
           target = STAGE_LOAD;
           if (pop_prev || push_prev) dec_err = ERR_MEM_TYPE;
-        end else if (mtype == 3'(MEM_ID_UOP) || mtype == 3'(MEM_ID_ACC) ||
-                     mtype == 3'(MEM_ID_ACC_8BIT)) begin
+        end else if (mtype == MEMTYPE_WIDTH'(MEM_ID_UOP) || mtype == MEMTYPE_WIDTH'(MEM_ID_ACC) ||
+                     mtype == MEMTYPE_WIDTH'(MEM_ID_ACC_8BIT)) begin
           target = STAGE_COMPUTE;
         end else begin
           dec_err = ERR_MEM_TYPE;
         end
       end
-      3'(OPCODE_STORE): begin
+      OPCODE_WIDTH'(OPCODE_STORE): begin
         target = STAGE_STORE;
-        if (mtype != 3'(MEM_ID_OUT)) dec_err = ERR_MEM_TYPE;
+        if (mtype != MEMTYPE_WIDTH'(MEM_ID_OUT)) dec_err = ERR_MEM_TYPE;
         else if (pop_next || push_next) dec_err = ERR_MEM_TYPE;
       end
-      3'(OPCODE_GEMM): target = STAGE_COMPUTE;
-      3'(OPCODE_ALU): begin
+      OPCODE_WIDTH'(OPCODE_GEMM): target = STAGE_COMPUTE;
+      OPCODE_WIDTH'(OPCODE_ALU): begin
         target = STAGE_COMPUTE;
-        if (aluop > 3'(ALU_OPCODE_MUL) || reset_reg) dec_err = ERR_ALU_OP;
+        if (aluop > ALUOP_WIDTH'(ALU_OPCODE_MUL) || reset_reg) dec_err = ERR_ALU_OP;
       end
-      3'(OPCODE_FINISH): begin
+      OPCODE_WIDTH'(OPCODE_FINISH): begin
         target = STAGE_COMPUTE;
         if (!last || (insn[INSN_WIDTH-1:3] != '0)) dec_err = ERR_FINISH;
       end
       default: dec_err = ERR_OPCODE;
     endcase
-    if (dec_err == ERR_NONE && last && opcode != 3'(OPCODE_FINISH)) dec_err = ERR_FINISH;
-    case (target)
-      STAGE_LOAD:  tgt_ready = ld_ready_i;
-      STAGE_STORE: tgt_ready = st_ready_i;
-      default:     tgt_ready = cp_ready_i;
+    if (dec_err == ERR_NONE && last && opcode != OPCODE_WIDTH'(OPCODE_FINISH)) dec_err = ERR_FINISH;
+    unique case (target)
+      STAGE_LOAD:    tgt_ready = ld_ready_i;
+      STAGE_COMPUTE: tgt_ready = cp_ready_i;
+      STAGE_STORE:   tgt_ready = st_ready_i;
+      default:       tgt_ready = 1'b0;  // no stage has this id
     endcase
     route = act_q && !halt_i && (err_q == ERR_NONE) && bf_valid && more_q &&
             (dec_err == ERR_NONE) && tgt_ready;
@@ -194,6 +200,72 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   assign ld_valid_o = route && (target == STAGE_LOAD);
   assign cp_valid_o = route && (target == STAGE_COMPUTE);
   assign st_valid_o = route && (target == STAGE_STORE);
+
+  always_comb begin
+    act_d       = act_q;
+    count_d     = count_q;
+    base_d      = base_q;
+    req_addr_d  = req_addr_q;
+    req_rem_d   = req_rem_q;
+    rq_valid_d  = rq_valid_q;
+    rq_bytes_d  = rq_bytes_q;
+    rq_n_d      = rq_n_q;
+    rq_beats_d  = rq_beats_q;
+    idx_d       = idx_q;
+    lane_d      = lane_q;
+    last_d      = last_q;
+    more_d      = more_q;
+    cred_d      = cred_q;
+    err_d       = err_q;
+    err_idx_d   = err_idx_q;
+    if (start_i) begin
+      act_d      = 1'b1;
+      count_d    = insn_count_i;
+      base_d     = insn_base_i;
+      req_addr_d = insn_base_i;
+      req_rem_d  = insn_count_i;
+      rq_valid_d = 1'b0;
+      idx_d      = '0;
+      lane_d     = LaneW'(insn_base_i >> LogInsn);
+      last_d     = (insn_count_i == IdxW'(1));
+      more_d     = (insn_count_i != '0);
+      cred_d     = '0;
+      err_d      = ERR_NONE;
+      err_idx_d  = '0;
+      if (insn_count_i == '0) begin
+        err_d = ERR_FINISH;
+      end else if (insn_base_i[LogInsn-1:0] != '0) begin
+        err_d = ERR_ALIGN;
+      end
+    end else begin
+      if (req_hs) begin
+        rq_valid_d = 1'b0;
+        req_addr_d = req_addr_q + Aw'(rq_bytes_q);
+        req_rem_d  = req_rem_q - rq_n_q;
+      end else if (!rq_valid_q) begin
+        rq_valid_d = req_ok;
+        rq_bytes_d = 32'(req_bytes);
+        rq_n_d     = req_n;
+        rq_beats_d = CredW'(req_beats);
+      end
+      cred_d = cred_q + (req_hs ? rq_beats_q : '0) - CredW'(bf_pop);
+      if (route) begin
+        idx_d  = idx_q + IdxW'(1);
+        lane_d = lane_q + LaneW'(1);
+        last_d = (idx_q + IdxW'(2) == count_q);
+        more_d = !last_q;
+      end
+      if (act_q && !halt_i && err_q == ERR_NONE) begin
+        if (r_valid_i && r_err_i) begin
+          err_d     = ERR_AXI_RD;
+          err_idx_d = idx_q;
+        end else if (bf_valid && idx_q < count_q && dec_err != ERR_NONE) begin
+          err_d     = dec_err;
+          err_idx_d = idx_q;
+        end
+      end
+    end
+  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -213,52 +285,23 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
       cred_q     <= '0;
       err_q      <= ERR_NONE;
       err_idx_q  <= '0;
-    end else if (start_i) begin
-      act_q      <= 1'b1;
-      count_q    <= insn_count_i;
-      base_q     <= insn_base_i;
-      req_addr_q <= insn_base_i;
-      req_rem_q  <= insn_count_i;
-      rq_valid_q <= 1'b0;
-      idx_q      <= '0;
-      lane_q     <= LaneW'(insn_base_i >> LogInsn);
-      last_q     <= (insn_count_i == 32'd1);
-      more_q     <= (insn_count_i != 32'd0);
-      cred_q     <= '0;
-      err_q      <= ERR_NONE;
-      err_idx_q  <= '0;
-      if (insn_count_i == 32'd0) begin
-        err_q <= ERR_FINISH;
-      end else if (insn_base_i[LogInsn-1:0] != '0) begin
-        err_q <= ERR_ALIGN;
-      end
     end else begin
-      if (req_hs) begin
-        rq_valid_q <= 1'b0;
-        req_addr_q <= req_addr_q + Aw'(rq_bytes_q);
-        req_rem_q  <= req_rem_q - rq_n_q;
-      end else if (!rq_valid_q) begin
-        rq_valid_q <= req_ok;
-        rq_bytes_q <= 32'(req_bytes);
-        rq_n_q     <= req_n;
-        rq_beats_q <= CredW'(req_beats);
-      end
-      cred_q <= cred_q + (req_hs ? rq_beats_q : '0) - CredW'(bf_pop);
-      if (route) begin
-        idx_q  <= idx_q + 32'd1;
-        lane_q <= lane_q + LaneW'(1);
-        last_q <= (idx_q + 32'd2 == count_q);
-        more_q <= !last_q;
-      end
-      if (act_q && !halt_i && err_q == ERR_NONE) begin
-        if (r_valid_i && r_err_i) begin
-          err_q     <= ERR_AXI_RD;
-          err_idx_q <= idx_q;
-        end else if (bf_valid && idx_q < count_q && dec_err != ERR_NONE) begin
-          err_q     <= dec_err;
-          err_idx_q <= idx_q;
-        end
-      end
+      act_q      <= act_d;
+      count_q    <= count_d;
+      base_q     <= base_d;
+      req_addr_q <= req_addr_d;
+      req_rem_q  <= req_rem_d;
+      rq_valid_q <= rq_valid_d;
+      rq_bytes_q <= rq_bytes_d;
+      rq_n_q     <= rq_n_d;
+      rq_beats_q <= rq_beats_d;
+      idx_q      <= idx_d;
+      lane_q     <= lane_d;
+      last_q     <= last_d;
+      more_q     <= more_d;
+      cred_q     <= cred_d;
+      err_q      <= err_d;
+      err_idx_q  <= err_idx_d;
     end
   end
 
@@ -273,7 +316,7 @@ module vta_fetch import vta_pkg::*; import vta_err_pkg::*; import vta_stage_pkg:
   // the registered request address and router flags are those the instruction indices give
   a_req_regs: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       act_q |-> req_addr_q == base_q + (Aw'(count_q - req_rem_q) << LogInsn) &&
-                last_q == (idx_q + 32'd1 == count_q) && more_q == (idx_q < count_q))
+                last_q == (idx_q + IdxW'(1) == count_q) && more_q == (idx_q < count_q))
     else $error("fetch: request or router registers out of step with the indices");
   a_one_route: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       $onehot0({ld_valid_o, cp_valid_o, st_valid_o}))

@@ -27,7 +27,7 @@ module vta_load import vta_pkg::*; import vta_err_pkg::*; #(
   // status
   output logic                busy_o,
   output logic                retire_o,
-  output logic [7:0]          err_o,
+  output logic [ERR_WIDTH-1:0]   err_o,
   output logic [31:0]         err_idx_o,
   // trace (observation only): waiting for a g2l token, for room in l2g, for memory (executing,
   // no buffer write this cycle)
@@ -55,7 +55,7 @@ module vta_load import vta_pkg::*; import vta_err_pkg::*; #(
   logic        pop_next, push_next, pop_ok, push_ok, take, retire, in_run, ctrl_busy;
   logic        dma_busy, dma_done, w_valid;
   logic [ERR_WIDTH-1:0] dma_err;
-  logic [2:0]  dma_mtype;
+  logic [MEMTYPE_WIDTH-1:0] dma_mtype;
 
   assign pop_next  = insn[MEM_POP_NEXT_DEP_LSB];
   assign push_next = insn[MEM_PUSH_NEXT_DEP_LSB];
@@ -124,8 +124,8 @@ module vta_load import vta_pkg::*; import vta_err_pkg::*; #(
     .w_data_o    (w_data_o)
   );
 
-  assign inp_we_o  = w_valid && (dma_mtype == 3'(MEM_ID_INP));
-  assign wgt_we_o  = w_valid && (dma_mtype == 3'(MEM_ID_WGT));
+  assign inp_we_o  = w_valid && (dma_mtype == MEMTYPE_WIDTH'(MEM_ID_INP));
+  assign wgt_we_o  = w_valid && (dma_mtype == MEMTYPE_WIDTH'(MEM_ID_WGT));
   assign busy_o    = ctrl_busy || dma_busy;
 
 `ifndef SYNTHESIS
@@ -138,8 +138,8 @@ module vta_load import vta_pkg::*; import vta_err_pkg::*; #(
   // what fetch routes here (vta_fetch): LOAD of INP / WGT, no token of the previous stage
   a_cmd_routed: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       cmd_valid_i && cmd_ready_o |->
-      cmd_insn[MEM_OPCODE_LSB +: 3] == 3'(OPCODE_LOAD) &&
-      cmd_insn[MEM_MEMORY_TYPE_LSB +: 3] inside {3'(MEM_ID_INP), 3'(MEM_ID_WGT)} &&
+      cmd_insn[MEM_OPCODE_LSB +: OPCODE_WIDTH] == OPCODE_WIDTH'(OPCODE_LOAD) &&
+      cmd_insn[MEM_MEMORY_TYPE_LSB +: MEMTYPE_WIDTH] inside {MEMTYPE_WIDTH'(MEM_ID_INP), MEMTYPE_WIDTH'(MEM_ID_WGT)} &&
       !cmd_insn[MEM_POP_PREV_DEP_LSB] && !cmd_insn[MEM_PUSH_PREV_DEP_LSB])
     else $error("load: took an instruction fetch does not route here");
 `endif

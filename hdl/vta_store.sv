@@ -33,7 +33,7 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   // status
   output logic                busy_o,
   output logic                retire_o,
-  output logic [7:0]          err_o,
+  output logic [ERR_WIDTH-1:0]   err_o,
   output logic [31:0]         err_idx_o,
   // trace (observation only): waiting for a g2s token, for room in s2g, for memory (copying,
   // no W beat accepted this cycle)
@@ -69,29 +69,32 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   logic [ERR_WIDTH-1:0] run_err;
 
   logic        pop_prev, push_prev;
-  logic [15:0] sram_base, y_size, x_size, x_stride;
-  logic [31:0] dram_base;
+  logic [SRAM_ADDR_WIDTH-1:0] sram_base;
+  logic [SIZE_WIDTH-1:0]      y_size, x_size;
+  logic [STRIDE_WIDTH-1:0]    x_stride;
+  logic [DRAM_ADDR_WIDTH-1:0] dram_base;
   logic        any_pad, noop;
   logic [47:0] dram_end;
   logic [32:0] sram_end;
   // check pipeline: products and dram_base + x_size (every cycle, from insn), ends (PH_SUM)
-  logic [31:0] sram_prod_q, dram_prod_q;   // y_size * x_size, (y_size - 1) * x_stride
-  logic [47:0] dram_bx_q;                  // dram_base + x_size
-  logic [32:0] sram_end_q;
-  logic [47:0] dram_end_q;
+  logic [31:0] sram_prod_q, sram_prod_d;   // y_size * x_size
+  logic [31:0] dram_prod_q, dram_prod_d;   // (y_size - 1) * x_stride
+  logic [47:0] dram_bx_q, dram_bx_d;       // dram_base + x_size
+  logic [32:0] sram_end_q, sram_end_d;
+  logic [47:0] dram_end_q, dram_end_d;
   logic [31:0] row_len, stride_bytes;
   logic [Aw-1:0] first_row;             // DRAM byte address of the first row
 
   always_comb begin
     pop_prev     = insn[MEM_POP_PREV_DEP_LSB];
     push_prev    = insn[MEM_PUSH_PREV_DEP_LSB];
-    sram_base    = insn[MEM_SRAM_BASE_LSB +: 16];
-    dram_base    = insn[MEM_DRAM_BASE_LSB +: 32];
-    y_size       = insn[MEM_Y_SIZE_LSB +: 16];
-    x_size       = insn[MEM_X_SIZE_LSB +: 16];
-    x_stride     = insn[MEM_X_STRIDE_LSB +: 16];
-    any_pad      = |{insn[MEM_Y_PAD_0_LSB +: 4], insn[MEM_Y_PAD_1_LSB +: 4],
-                     insn[MEM_X_PAD_0_LSB +: 4], insn[MEM_X_PAD_1_LSB +: 4]};
+    sram_base    = insn[MEM_SRAM_BASE_LSB +: SRAM_ADDR_WIDTH];
+    dram_base    = insn[MEM_DRAM_BASE_LSB +: DRAM_ADDR_WIDTH];
+    y_size       = insn[MEM_Y_SIZE_LSB +: SIZE_WIDTH];
+    x_size       = insn[MEM_X_SIZE_LSB +: SIZE_WIDTH];
+    x_stride     = insn[MEM_X_STRIDE_LSB +: STRIDE_WIDTH];
+    any_pad      = |{insn[MEM_Y_PAD_0_LSB +: PAD_WIDTH], insn[MEM_Y_PAD_1_LSB +: PAD_WIDTH],
+                     insn[MEM_X_PAD_0_LSB +: PAD_WIDTH], insn[MEM_X_PAD_1_LSB +: PAD_WIDTH]};
     noop         = (x_size == '0) || (y_size == '0);
     sram_end     = 33'(sram_base) + 33'(sram_prod_q);
     dram_end     = (dram_bx_q + 48'(dram_prod_q)) << LogEb;
@@ -101,20 +104,20 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   end
 
   // ---------------------------------------------------------------- request process
-  logic [15:0]   rq_y_q;
-  logic [Aw-1:0] rq_addr_q;
+  logic [SIZE_WIDTH-1:0] rq_y_q, rq_y_d;         // rows requested
+  logic [Aw-1:0]         rq_addr_q, rq_addr_d;   // DRAM byte address of the next row
 
   assign req_valid_o = copy && !halt_i && (rq_y_q < y_size);
   assign req_addr_o  = rq_addr_q;
   assign req_len_o   = row_len;
 
   // ---------------------------------------------------------------- beat process
-  logic [15:0]        bt_y_q;
-  logic [Aw-1:0]      bt_row_q;       // DRAM byte address of the row
-  logic [31:0]        bt_sram_q;      // out-buffer byte address of the row
-  logic signed [33:0] bt_off_q;       // beat address - row address
-  logic               rd_pend_q;
-  logic [BusBytes-1:0] strb_q, strb;
+  logic [SIZE_WIDTH-1:0] bt_y_q, bt_y_d;         // rows read
+  logic [Aw-1:0]      bt_row_q, bt_row_d;       // DRAM byte address of the row
+  logic [31:0]        bt_sram_q, bt_sram_d;     // out-buffer byte address of the row
+  logic signed [33:0] bt_off_q, bt_off_d;       // beat address - row address
+  logic               rd_pend_q;                // an out-buffer read is on its way to the W FIFO
+  logic [BusBytes-1:0] strb_q, strb;            // its strobes
   logic               issue, beat_last;
   logic               wf_ready, wf_valid;
   logic [$clog2(WfDepth+1)-1:0] wf_count;
@@ -227,56 +230,79 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
     if (take) ph_d = PH_SUM;
   end
 
+  // the check pipeline's registers and the two processes' counters
+  always_comb begin
+    sram_prod_d = 32'(y_size) * 32'(x_size);
+    dram_prod_d = 32'(y_size - SIZE_WIDTH'(1)) * 32'(x_stride);
+    dram_bx_d   = 48'(dram_base) + 48'(x_size);
+    sram_end_d  = sram_end_q;
+    dram_end_d  = dram_end_q;
+    rq_y_d      = rq_y_q;
+    rq_addr_d   = rq_addr_q;
+    bt_y_d      = bt_y_q;
+    bt_row_d    = bt_row_q;
+    bt_sram_d   = bt_sram_q;
+    bt_off_d    = bt_off_q;
+    if (in_run && ph_q == PH_SUM) begin
+      sram_end_d = sram_end;
+      dram_end_d = dram_end;
+    end
+    if (in_run && ph_q == PH_CHECK) begin
+      rq_y_d    = '0;
+      rq_addr_d = first_row;
+      bt_y_d    = '0;
+      bt_row_d  = first_row;
+      bt_sram_d = 32'(sram_base) << LogEb;
+      bt_off_d  = -$signed(34'(LogBus'(first_row)));
+    end else begin
+      if (req_valid_o && req_ready_i) begin
+        rq_y_d    = rq_y_q + SIZE_WIDTH'(1);
+        rq_addr_d = rq_addr_q + Aw'(stride_bytes);
+      end
+      if (issue) begin
+        if (beat_last) begin
+          bt_y_d    = bt_y_q + SIZE_WIDTH'(1);
+          bt_row_d  = next_row;
+          bt_sram_d = bt_sram_q + row_len;
+          bt_off_d  = -$signed(34'(LogBus'(next_row)));
+        end else begin
+          bt_off_d  = bt_off_q + 34'(BusBytes);
+        end
+      end
+    end
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      ph_q      <= PH_SUM;
-      rq_y_q    <= '0;
-      rq_addr_q <= '0;
-      bt_y_q    <= '0;
-      bt_row_q  <= '0;
-      bt_sram_q <= '0;
-      bt_off_q  <= '0;
-      rd_pend_q <= 1'b0;
-      strb_q    <= '0;
+      ph_q        <= PH_SUM;
+      rq_y_q      <= '0;
+      rq_addr_q   <= '0;
+      bt_y_q      <= '0;
+      bt_row_q    <= '0;
+      bt_sram_q   <= '0;
+      bt_off_q    <= '0;
+      rd_pend_q   <= 1'b0;
+      strb_q      <= '0;
       sram_prod_q <= '0;
       dram_prod_q <= '0;
       dram_bx_q   <= '0;
       sram_end_q  <= '0;
       dram_end_q  <= '0;
     end else begin
-      ph_q      <= ph_d;
-      rd_pend_q <= issue;
-      strb_q    <= strb;
-      sram_prod_q <= 32'(y_size) * 32'(x_size);
-      dram_prod_q <= 32'(y_size - 16'd1) * 32'(x_stride);
-      dram_bx_q   <= 48'(dram_base) + 48'(x_size);
-      if (in_run && ph_q == PH_SUM) begin
-        sram_end_q <= sram_end;
-        dram_end_q <= dram_end;
-      end
-      if (in_run && ph_q == PH_CHECK) begin
-        rq_y_q    <= '0;
-        rq_addr_q <= first_row;
-        bt_y_q    <= '0;
-        bt_row_q  <= first_row;
-        bt_sram_q <= 32'(sram_base) << LogEb;
-        bt_off_q  <= -$signed(34'(LogBus'(first_row)));
-      end else begin
-        if (req_valid_o && req_ready_i) begin
-          rq_y_q    <= rq_y_q + 16'd1;
-          rq_addr_q <= rq_addr_q + Aw'(stride_bytes);
-        end
-        if (issue) begin
-          if (beat_last) begin
-            bt_y_q    <= bt_y_q + 16'd1;
-            bt_row_q  <= next_row;
-            bt_sram_q <= bt_sram_q + row_len;
-            bt_off_q  <= -$signed(34'(LogBus'(next_row)));
-          end else begin
-            bt_off_q  <= bt_off_q + 34'(BusBytes);
-          end
-        end
-      end
+      ph_q        <= ph_d;
+      rq_y_q      <= rq_y_d;
+      rq_addr_q   <= rq_addr_d;
+      bt_y_q      <= bt_y_d;
+      bt_row_q    <= bt_row_d;
+      bt_sram_q   <= bt_sram_d;
+      bt_off_q    <= bt_off_d;
+      rd_pend_q   <= issue;
+      strb_q      <= strb;
+      sram_prod_q <= sram_prod_d;
+      dram_prod_q <= dram_prod_d;
+      dram_bx_q   <= dram_bx_d;
+      sram_end_q  <= sram_end_d;
+      dram_end_q  <= dram_end_d;
     end
   end
 
@@ -293,15 +319,15 @@ module vta_store import vta_pkg::*; import vta_err_pkg::*; #(
   // what fetch routes here (vta_fetch): STORE of OUT, no token of the next stage
   a_cmd_routed: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       cmd_valid_i && cmd_ready_o |->
-      cmd_insn[MEM_OPCODE_LSB +: 3] == 3'(OPCODE_STORE) &&
-      cmd_insn[MEM_MEMORY_TYPE_LSB +: 3] == 3'(MEM_ID_OUT) &&
+      cmd_insn[MEM_OPCODE_LSB +: OPCODE_WIDTH] == OPCODE_WIDTH'(OPCODE_STORE) &&
+      cmd_insn[MEM_MEMORY_TYPE_LSB +: MEMTYPE_WIDTH] == MEMTYPE_WIDTH'(MEM_ID_OUT) &&
       !cmd_insn[MEM_POP_NEXT_DEP_LSB] && !cmd_insn[MEM_PUSH_NEXT_DEP_LSB])
     else $error("store: took an instruction fetch does not route here");
   // the check pipeline: the products PH_SUM adds are those of the instruction being checked
   // (insn holds still from the cycle before S_POP)
   a_check_products: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
       in_run && ph_q == PH_SUM |-> sram_prod_q == 32'(y_size) * 32'(x_size) &&
-                           dram_prod_q == 32'(y_size - 16'd1) * 32'(x_stride) &&
+                           dram_prod_q == 32'(y_size - SIZE_WIDTH'(1)) * 32'(x_stride) &&
                            dram_bx_q == 48'(dram_base) + 48'(x_size))
     else $error("store: range check products of another instruction");
   // the W FIFO credit: a beat read from the out buffer always finds room
