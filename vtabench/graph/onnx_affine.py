@@ -5,7 +5,9 @@ that follows a convolution (no fusion without onnxruntime's pre-processing), the
 ``/ 6`` of a hard-swish written as ``Add``/``Clip``/``Mul``/``Div``, the bias ``Add`` of a
 squeeze-and-excitation block, a ``HardSigmoid``: each between a ``DequantizeLinear`` and a
 ``QuantizeLinear`` of its own. Each is ``y = a[c] * x + b[c]`` per channel ``c`` of an NCHW
-activation (HardSigmoid: then clipped to [0, 1]). :func:`affine_to_conv` rewrites such a node
+activation (HardSigmoid: then clipped to [0, 1]), and so is a chain of them that onnxruntime left
+unquantized between one dequantize and one quantize (``Div -> HardSigmoid`` when the HardSigmoid
+is not quantized, a ``Clip`` at its end). :func:`affine_to_conv` rewrites such a node (chain)
 into a depthwise (``group = C``) 1x1 ``Conv`` with the weight ``+-127`` (int8), the
 per-channel weight scale ``|a| / 127`` and the int32 bias ``round(b / (s_x * s_w))`` behind
 ``DequantizeLinear``: the form the ``vta.conv2d`` pattern takes, so the node gets the integer
@@ -21,8 +23,8 @@ both the operator and the pool a QDQ chain of their own.
 
 A node is rewritten only when its data input is a per-tensor ``DequantizeLinear`` of a 4-D
 tensor, its other inputs are constants (an initializer, or a ``DequantizeLinear`` of one) of one
-value or one per channel, and its one consumer is a ``QuantizeLinear``; anything else is left
-as it is (it keeps its QDQ chain on the CPU).
+value or one per channel, and its one consumer is a ``QuantizeLinear`` (or the next node of a
+chain); anything else is left as it is (it keeps its QDQ chain on the CPU).
 """
 
 from __future__ import annotations
@@ -75,15 +77,20 @@ def affine_to_conv(m: Any) -> int:
 
     new_nodes: list[Any] = []
     count = 0
+    gone: set[int] = set()
     for node in g.node:
+        if id(node) in gone:
+            continue
         rewritten = None
-        if node.op_type in AFFINE_OPS and node.domain in ("", "ai.onnx"):
+        if node.op_type in AFFINE_OPS and node.domain in ("", "ai.onnx") and \
+                data_scale(node.input[_data_index(node, const_value) or 0]) is not None:
             rewritten = _rewrite(node, const_value, data_scale, shapes, consumers, graph_outs,
                                  f"{node.output[0]}__vtab_affine")
         if rewritten is None:
             new_nodes.append(node)
             continue
-        nodes, inits = rewritten
+        nodes, inits, replaced = rewritten
+        gone.update(id(n) for n in replaced)
         new_nodes += nodes
         g.initializer.extend(numpy_helper.from_array(a, k) for k, a in inits.items())
         count += 1
@@ -161,57 +168,105 @@ def _per_channel(v: np.ndarray, c: int, rank: int) -> np.ndarray | None:
     return v.reshape(-1).astype(np.float64)
 
 
-def _rewrite(node: Any, const_value, data_scale, shapes: dict[str, list[int]],
-             consumers: dict[str, list[Any]], graph_outs: set[str], base: str
-             ) -> tuple[list[Any], dict[str, np.ndarray]] | None:
-    from onnx import helper
-
-    op, ins = node.op_type, list(node.input)
-    out = node.output[0]
-    users = consumers.get(out, [])
-    if out in graph_outs or len(users) != 1 or users[0].op_type != "QuantizeLinear":
-        return None
-    # which input is the data
-    if op in ("Add", "Mul"):
+def _data_index(node: Any, const_value) -> int | None:
+    """Which input of an affine node is the data (the one that is not a constant)."""
+    ins = list(node.input)
+    if node.op_type in ("Add", "Mul"):
         cands = [k for k in (0, 1) if const_value(ins[k]) is None]
-        if len(cands) != 1:
-            return None
-        xi = cands[0]
-    else:
-        xi = 0
-    x = ins[xi]
-    sx = data_scale(x)
-    shape = shapes.get(x)
-    if sx is None or shape is None or len(shape) != 4 or shapes.get(out) != shape:
-        return None
-    c = shape[1]
+        return cands[0] if len(cands) == 1 else None
+    return 0
+
+
+def _affine(node: Any, xi: int, const_value, c: int
+            ) -> tuple[np.ndarray, np.ndarray, tuple[float, float] | None] | None:
+    """(a, b, clip bounds or None) of one node: ``y = clip(a * x + b)``; None when a constant
+    operand is not one value or one per channel."""
+    op, ins = node.op_type, list(node.input)
     others = [const_value(i) for k, i in enumerate(ins) if k != xi and i]
     if any(v is None for v in others):
         return None
     f32 = np.float32
     if op == "BatchNormalization":
-        if len(others) != 4:
+        if len(others) != 4 or any(v.size not in (1, c) for v in others):
             return None
         eps = next((a.f for a in node.attribute if a.name == "epsilon"), 1e-5)
-        if any(v.size not in (1, c) for v in others):
-            return None
-        vals = [np.broadcast_to(v.reshape(-1), (c,)) for v in others]
-        scale, bias, mean, var = (v.astype(f32) for v in vals)
+        scale, bias, mean, var = (np.broadcast_to(v.reshape(-1), (c,)).astype(f32)
+                                  for v in others)
         a = (scale / np.sqrt(var + f32(eps))).astype(np.float64)
-        b = (bias - mean * a.astype(f32)).astype(np.float64)
-    elif op == "HardSigmoid":
+        return a, (bias - mean * a.astype(f32)).astype(np.float64), None
+    if op == "HardSigmoid":
         alpha = next((a.f for a in node.attribute if a.name == "alpha"), 0.2)
         beta = next((a.f for a in node.attribute if a.name == "beta"), 0.5)
-        a, b = np.full(c, float(f32(alpha))), np.full(c, float(f32(beta)))
-    else:
-        v = _per_channel(others[0], c, others[0].ndim)
-        if v is None:
+        return np.full(c, float(f32(alpha))), np.full(c, float(f32(beta))), (0.0, 1.0)
+    if op == "Clip":
+        if len(others) != 2 or any(v.size != 1 for v in others):
             return None
-        ones, zeros = np.ones(c), np.zeros(c)
-        a, b = {"Add": (ones, v), "Mul": (v, zeros), "Sub": (ones, -v),
-                "Div": (1.0 / v if np.all(v != 0) else None, zeros)}[op]
-        if a is None:
+        return np.ones(c), np.zeros(c), (float(others[0].reshape(-1)[0]),
+                                         float(others[1].reshape(-1)[0]))
+    v = _per_channel(others[0], c, 4) if len(others) == 1 else None
+    if v is None or (op == "Div" and np.any(v == 0)):
+        return None
+    ones, zeros = np.ones(c), np.zeros(c)
+    return {"Add": (ones, v), "Mul": (v, zeros), "Sub": (ones, -v),
+            "Div": (1.0 / np.where(v == 0, 1, v), zeros)}[op] + (None,)
+
+
+def _chain(node: Any, const_value, shapes: dict[str, list[int]],
+           consumers: dict[str, list[Any]], graph_outs: set[str]
+           ) -> tuple[str, list[Any], np.ndarray, np.ndarray, tuple[float, float] | None] | None:
+    """The affine chain that starts at ``node`` (its data input dequantized) and ends at a
+    QuantizeLinear: (data input, its nodes, a, b, clip); ops after the first take the previous
+    one's output as their data, each with that one consumer; a clip (HardSigmoid, Clip) ends
+    it."""
+    xi = _data_index(node, const_value)
+    if xi is None:
+        return None
+    x = node.input[xi]
+    shape = shapes.get(x)
+    if shape is None or len(shape) != 4:
+        return None
+    c = shape[1]
+    first = _affine(node, xi, const_value, c)
+    if first is None:
+        return None
+    a, b, clip = first
+    nodes = [node]
+    while True:
+        out = nodes[-1].output[0]
+        users = consumers.get(out, [])
+        if out in graph_outs or len(users) != 1 or shapes.get(out) != shape:
             return None
+        nxt = users[0]
+        if nxt.op_type == "QuantizeLinear":
+            return x, nodes, a, b, clip
+        if clip is not None or nxt.op_type not in AFFINE_OPS | {"Clip"} \
+                or nxt.domain not in ("", "ai.onnx"):
+            return None
+        k = _data_index(nxt, const_value)
+        step = _affine(nxt, k, const_value, c) if k is not None and nxt.input[k] == out else None
+        if step is None:
+            return None
+        a2, b2, clip = step
+        a, b = a2 * a, a2 * b + b2
+        nodes.append(nxt)
+
+
+def _rewrite(node: Any, const_value, data_scale, shapes: dict[str, list[int]],
+             consumers: dict[str, list[Any]], graph_outs: set[str], base: str
+             ) -> tuple[list[Any], dict[str, np.ndarray], list[Any]] | None:
+    """The depthwise conv (and clip) that replaces the chain starting at ``node``: (new
+    nodes, their initializers, the nodes replaced), or None."""
+    from onnx import helper
+
+    chain = _chain(node, const_value, shapes, consumers, graph_outs)
+    if chain is None:
+        return None
+    x, replaced, a, b, clip = chain
+    sx = data_scale(x)
+    if sx is None:
+        return None
+    c = a.size
+    out = replaced[-1].output[0]
     w = np.where(a > 0, WEIGHT, np.where(a < 0, -WEIGHT, 0)).astype(np.int8).reshape(c, 1, 1, 1)
     ws = np.where(a != 0, np.abs(a) / WEIGHT, 1.0).astype(np.float32)
     bscale = (np.float64(sx) * ws.astype(np.float64)).astype(np.float32)
@@ -227,15 +282,15 @@ def _rewrite(node: Any, const_value, data_scale, shapes: dict[str, list[int]],
         helper.make_node("DequantizeLinear", [f"{base}_b", f"{base}_bs", f"{base}_bz"],
                          [f"{base}_bd"], name=f"{base}_bdq", axis=0),
     ]
-    conv_out = f"{base}_conv" if op == "HardSigmoid" else out
+    conv_out = f"{base}_conv" if clip is not None else out
     nodes.append(helper.make_node("Conv", [x, f"{base}_wd", f"{base}_bd"], [conv_out],
                                   name=node.name or base, group=c, kernel_shape=[1, 1]))
-    if op == "HardSigmoid":
-        inits[f"{base}_lo"] = np.array(0, np.float32)
-        inits[f"{base}_hi"] = np.array(1, np.float32)
+    if clip is not None:
+        inits[f"{base}_lo"] = np.array(clip[0], np.float32)
+        inits[f"{base}_hi"] = np.array(clip[1], np.float32)
         nodes.append(helper.make_node("Clip", [conv_out, f"{base}_lo", f"{base}_hi"], [out],
                                       name=f"{base}_clip"))
-    return nodes, inits
+    return nodes, inits, replaced
 
 
 def _drop_dead(g: Any) -> None:
