@@ -919,7 +919,10 @@ static void group_run(const vta_grid_t *g, uint insn_count, __global const ulong
       int disjoint = (mac || alu) && !wk->conflict && !wk->alias;
       int by_dst = (mac || alu) && wk->conflict && !wk->alias;
       uint block = 0u;
-      split_width = mac && disjoint ? gemm_split_width(c, wk, g->groups, &block) : 1u;
+      /* Split on a grid only: one work-group (a batch) is bound by its multiply-add rate, where
+       * gemm_parallel's shared weight rows do better. */
+      split_width = mac && disjoint && g->parts > 1u ? gemm_split_width(c, wk, g->groups, &block)
+                                                     : 1u;
       if (split_width > 1u) {
         split_ix = gemm_split(c, uop_mem, inp, wgt, wk, g->first / g->count, block, split_width);
       } else if (mac && disjoint) {

@@ -338,7 +338,8 @@ def test_variant_by_device_type_and_override(monkeypatch) -> None:  # type: igno
 
 #: Mutants of the group variant's parallel paths (old text, new text, a program that runs the
 #: path): each must make its program differ from fsim, so the conformance programs above really
-#: exercise the paths (and not only the sequential fallback).
+#: exercise the paths (and not only the sequential fallback). gemm_split runs on a grid only
+#: (GRID_PARTS parts).
 PATH_MUTANTS = {
     "gemm_parallel": ("int v = (int)((uint)acc[ix] + (uint)sum[t]);",
                       "int v = (int)((uint)acc[ix] + (uint)sum[t] + 1u);",
@@ -388,8 +389,9 @@ def test_group_paths_are_exercised(path: str) -> None:
     assert text.count(old) == 1
     cfg = load_config("default")
     prog = make(cfg)
-    with OpenCLDevice(cfg, 1 << 20, platform=PLATFORM, variant="group",
-                         source=text.replace(old, new)) as mutant:
+    parts = GRID_PARTS if path == "gemm_split" else None
+    with OpenCLDevice(cfg, 1 << 20, platform=PLATFORM, variant="group", grid_parts=parts,
+                      source=text.replace(old, new)) as mutant:
         got = prog.dram.copy()
         run_program(mutant, prog.insns, got, timeout_s=60)
     assert not np.array_equal(got, expected(cfg, prog)), f"{path}: the mutant passed {prog.name}"
