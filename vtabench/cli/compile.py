@@ -53,7 +53,9 @@ def parse_shapes(items: list[str]) -> dict[str, list[int]]:
     return shapes
 
 
-def summarize(pkg) -> list[str]:
+def summarize(pkg, verbose: bool = False) -> list[str]:
+    """The placement summary; ``verbose``: every CPU node with its reason, not only the
+    operators VTA could have run."""
     man = pkg.manifest
     lines = []
     nodes = man["nodes"]
@@ -65,8 +67,11 @@ def summarize(pkg) -> list[str]:
                  f"{man['stats']['insns']} instructions")
     for n in nodes:
         if n.get("reason") and n["op"].split(" ")[0] in ("conv2d", "dense", "avgpool", "add",
-                                                         "maxpool", "leaky"):
+                                                         "maxpool", "leaky", "mul"):
             lines.append(f"  CPU fallback: {n['name']} ({n['op']}): {n['reason']}")
+        elif verbose and n in cpu:
+            lines.append(f"  CPU: {n['name']} ({n['op']}, {n.get('onnx') or '-'}): "
+                         f"{n.get('reason') or 'no VTA pattern'}")
     lines.append(f"  device memory plan {man['plan_bytes']} bytes, static image "
                  f"{man['static_bytes']} bytes (uploaded once per model)")
     if not vta:
@@ -102,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
                             shapes=parse_shapes(args.shape), dump_dir=args.dump_passes)
     pkg.save(make_parent(out))
     print(f"compiled {args.model} for {cfg.name} in {pkg.compile_s:.1f} s")
-    for line in summarize(pkg):
+    for line in summarize(pkg, args.verbose):
         print(line)
     print(f"wrote {out}")
     return 0

@@ -218,6 +218,12 @@ def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int
         return qp, [index(xin)], {"hw": (h, w)}
     if kind == "add":
         add = rx.find_calls(bs, "relax.add")[0]
+        rank = len(rx.shape(rx.find_calls(bs, "relax.quantize")[-1]))
+        for arg in add.args:
+            if producer(arg).args[0] not in params:
+                raise Unsupported(f"an Add of a constant to a {rank}-D tensor "
+                                  f"(only per-channel constants of NCHW tensors become "
+                                  f"depthwise convs: vtabench.graph.onnx_affine)")
         a, qa = _tensor_q(producer(add.args[0]), "add input")
         b, qb = _tensor_q(producer(add.args[1]), "add input")
         lo, hi = _act_bounds(bs, y)

@@ -121,3 +121,38 @@ def text_lines(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         xs.append(normalize(np.ascontiguousarray(img), shape))
         labels.append(label)
     return np.stack(xs), np.asarray(labels)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m vtabench.workloads.rapidocr -o CLS.onnx [--calib C.npy] [--lines X.npy]``:
+    the float classifier (shape fixed) and rendered lines to calibrate and test it with."""
+    import argparse
+
+    import onnx
+
+    ap = argparse.ArgumentParser(prog="python -m vtabench.workloads.rapidocr",
+                                 description=main.__doc__)
+    ap.add_argument("-o", "--output", required=True, metavar="CLS.onnx")
+    ap.add_argument("--calib", metavar="C.npy", help="16 rendered lines (seed 1), (N, C, H, W)")
+    ap.add_argument("--lines", metavar="X.npy",
+                    help="--count rendered lines (seed 2), one file per line: X-0.npy, ... "
+                         "(1, C, H, W) each, labels in X-labels.npy (0: 0 degrees, 1: 180)")
+    ap.add_argument("--count", type=int, default=4, metavar="N")
+    args = ap.parse_args(argv)
+    try:
+        onnx.save(classifier_model(), args.output)
+    except MissingPackage as e:
+        ap.exit(2, f"{ap.prog}: error: {e}\n")
+    if args.calib:
+        np.save(args.calib, text_lines(16, seed=1)[0])
+    if args.lines:
+        xs, labels = text_lines(args.count, seed=2)
+        stem = args.lines.removesuffix(".npy")
+        for k, x in enumerate(xs):
+            np.save(f"{stem}-{k}.npy", x[None])
+        np.save(f"{stem}-labels.npy", labels)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
