@@ -4,6 +4,7 @@ catalogue mutant makes one fail with a counterexample trace, the CLI's table and
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -88,3 +89,21 @@ def test_mutate_formal_kills_a_token_queue_mutant(tmp_path: Path) -> None:
     r = subprocess.run([str(exe), "mutate", "--formal", "--kind", "opencl"],
                        capture_output=True, text=True, timeout=60, check=False, env=env)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--formal" in r.stderr
+
+
+def test_register_map_parameters_follow_the_generated_view() -> None:
+    """vta_regs_props takes the map from vtabench.spec.contracts.regs: every parameter the
+    flow sets is declared there (chparam would stop the job), every register has its offset,
+    and the masks classify every register once."""
+    from vtabench.spec.contracts import regs
+
+    params = formal.regmap_params()
+    text = (formal.FORMAL_DIR / "vta_regs_props.sv").read_text()
+    declared = set(re.findall(r"\b([A-Z]\w*)\s*=\s*(?:'0|0)\b", text))
+    assert set(params) <= declared, sorted(set(params) - declared)
+    for name, off in regs.REGISTERS.items():
+        camel = "".join(p.capitalize() for p in name.split("_"))
+        assert params[f"Addr{camel}"] == off
+    assert params["MappedWords"] == sum(1 << (off // 4) for off in regs.REGISTERS.values())
+    assert params["RwWords"] & params["RoWords"] == 0
+    assert params["VersionValue"] != 0

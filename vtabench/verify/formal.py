@@ -35,9 +35,10 @@ from pathlib import Path
 
 from vtabench.hwgen.constants import sv_package_path
 from vtabench.hwgen.contracts import SV_PACKAGES
-from vtabench.report.gtkw import Signal, gtkw_text, read_signals
 from vtabench.processes import descendants
+from vtabench.report.gtkw import Signal, gtkw_text, read_signals
 from vtabench.sources import HDL_DIR, package_dir
+from vtabench.spec.contracts import regs
 from vtabench.workdirs import build_root
 
 #: the property modules (formal/ of the checkout, vtabench/formal of a wheel)
@@ -105,6 +106,34 @@ GEMM_DP_WHY = "a pipeline without feedback: depth Latency + 2 reaches every stat
 #: vta_alu's multiplier is one register stage (the partial products) with no feedback: depth 2
 #: (reset, then one step from any operands) reaches every state, a complete proof
 ALU_MUL_WHY = "one register stage without feedback: depth 2 reaches every state"
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def regmap_params() -> dict[str, int]:
+    """The register map as parameters of formal/vta_regs_props.sv, from its generated view
+    (vtabench.spec.contracts.regs), so that the proofs follow regmap.rdl: ``Addr<Reg>`` of
+    every register (a new one is an unknown parameter there), ``<Reg><Field>Lsb`` of CTRL's,
+    STATUS's and IRQ_STATUS's fields, the word indices of every / the read-write / the
+    hardware-driven read-only registers, VERSION's value and IRQ_ENABLE's defined bits."""
+    words = {name: off // 4 for name, off in regs.REGISTERS.items()}
+    params = {f"Addr{_camel(n)}": off for n, off in regs.REGISTERS.items()}
+    for reg, prefix in (("CTRL", "Ctrl"), ("STATUS", "Status"), ("IRQ_STATUS", "Irq")):
+        for fname, f in regs.FIELDS[reg].items():
+            params[f"{prefix}{_camel(fname)}Lsb"] = f.lsb
+    params["MappedWords"] = sum(1 << w for w in words.values())
+    params["RwWords"] = sum(1 << w for n, w in words.items() if regs.ACCESS[n] == "rw")
+    params["RoWords"] = sum(1 << w for n, w in words.items() if regs.ACCESS[n] == "ro")
+    params["VersionValue"] = sum((f.reset or 0) << f.lsb for f in regs.FIELDS["VERSION"].values())
+    params["IrqEnableBits"] = regs.DEFINED_BITS["IRQ_ENABLE"]
+    return params
+
+
+#: the generated register block has no room for invariants (it is regenerated) and its response
+#: buffer and request registers are not visible at the ports, so k-induction cannot close
+REGS_WHY = "a generated unit without invariants: bmc from reset"
 #: Every job, in the order `vtabench formal` runs them.
 JOBS: tuple[Job, ...] = (
     Job("token_queue-4", "vta_token_queue", ("vta_token_queue.sv",), "prove", 3, 12,
@@ -139,6 +168,12 @@ JOBS: tuple[Job, ...] = (
         quick=False, why=ALU_MUL_WHY),
     Job("alu-mul-cloud32", "vta_alu", ("vta_alu.sv",), "bmc", 2, 3, {"CheckMul": 1},
         config="cloud32", quick=False, why=ALU_MUL_WHY),
+    Job("regs-protocol", "vta_regs", ("gen/vta_regs_pkg.sv", "gen/vta_regs.sv"), "bmc", 12,
+        12, {**regmap_params(), "Data": 0}, quick=False, why=REGS_WHY),
+    Job("regs-data", "vta_regs", ("gen/vta_regs_pkg.sv", "gen/vta_regs.sv"), "bmc", 7, 10,
+        {**regmap_params(), "Data": 1}, quick=False, why=REGS_WHY),
+    Job("stage_ctrl", "vta_stage_ctrl", ("vta_token_queue.sv", "vta_stage_ctrl.sv"), "prove",
+        14, 16, {"Fair": 3}, quick=False),
     Job("mem_engine-default", "vta_mem_engine", ("vta_fifo.sv", "vta_mem_engine.sv"), "prove",
         3, 16, quick=False),
     Job("mem_engine-edge8", "vta_mem_engine", ("vta_fifo.sv", "vta_mem_engine.sv"), "prove",
