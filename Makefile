@@ -21,7 +21,7 @@ FPGA_DEVICE ?= LFE5UM5G-85F
 FPGA_FREQ ?= 100
 FPGA_XILINX ?= default,cloud32
 
-.PHONY: all setup sim test test-all lint formal bench smoke regress mutation coverage waves gen clean help fpga fuzz
+.PHONY: all setup sim test test-all lint formal bench smoke regress mutation coverage waves gen clean help fpga fuzz unit
 
 all: test
 
@@ -37,6 +37,7 @@ help:
 	@echo "make regress random differential regression (CONFIG, COUNT, SEED, TARGETS, JOBS)"
 	@echo "make mutation mutation score of the regression: every RTL mutant of the catalogue (long; CONFIG, MUT_COUNT, JOBS)"
 	@echo "make coverage regression with RTL coverage: results/coverage/index.html (COV_COUNT, SEED)"
+	@echo "make unit    MODULE=vta_fifo [WAVES=1]: one module's unit bench, every configuration and parameter set (tb/unit/test_fifo.py)"
 	@echo "make waves   PROG=prog.bin DRAM=dram.bin: RTL waves and a GTKWave save file in results/waves"
 	@echo "make fpga    Yosys + nextpnr-ecp5 place and route of FPGA_CONFIG, Fmax and resources (docs/fpga.md)"
 	@echo "make gen     regenerate the views of spec/configs/*.json, spec/contracts/*.json and the register map spec/contracts/regmap.rdl (PeakRDL)"
@@ -99,6 +100,12 @@ mutation: $(STAMP)
 coverage: $(STAMP)
 	$(BIN)/vtabench regress --config $(CONFIG) --count $(COV_COUNT) $(if $(SEED),--seed $(SEED)) \
 	  --targets fsim,rtl --jobs $(JOBS) --rtl-coverage results/coverage
+
+# One module's unit bench (tb/unit/test_<module>.py), every configuration and parameter set; WAVES=1
+# writes waves and a GTKWave save file per build (paths printed).
+unit: $(STAMP)
+	@grep -qs '^def test_' tb/unit/test_$(MODULE:vta_%=%).py || { echo "usage: make unit MODULE=<module> [WAVES=1]; modules with a bench: $$(grep -l '^def test_' tb/unit/test_*.py | sed 's|tb/unit/test_\(.*\)\.py|vta_\1|' | tr '\n' ' ')" >&2; exit 2; }
+	WAVES=$(WAVES) $(BIN)/pytest -n 0 -s -p no:cacheprovider tb/unit/test_$(MODULE:vta_%=%).py
 
 waves: $(STAMP)
 	@test -n "$(PROG)" -a -n "$(DRAM)" || { echo "usage: make waves PROG=prog.bin DRAM=dram.bin [CONFIG=default]" >&2; exit 2; }

@@ -16,6 +16,8 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, Timer
 
+from vtabench.spec.config import Config, load_config
+
 PERIOD_NS = 10
 
 
@@ -31,6 +33,12 @@ def val(handle) -> int:
 def params() -> dict[str, int]:
     """HDL parameters the pytest side built the module with (UNIT_PARAMS, JSON)."""
     return json.loads(os.environ.get("UNIT_PARAMS", "{}"))
+
+
+def config() -> Config:
+    """The configuration the pytest side built the module against (UNIT_CONFIG): the package's
+    widths and the instance parameters of the core come from it."""
+    return load_config(os.environ.get("UNIT_CONFIG", "default"))
 
 
 def seed_rng() -> random.Random:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import cocotb
 import numpy as np
 
-from vtabench.tb.unit.clocked_tb import ClockedTB, val, seed_rng
+import pytest
 from cocotb.triggers import RisingEdge, Timer
-from vtabench.spec.config import load_config
+
+from vtabench.tb.unit.clocked_tb import ClockedTB, config, seed_rng, val
+from vtabench.tb.unit.runner import bench_seed, configs, run_bench
 
 MIN, MAX, ADD, SHR, MUL = 0, 1, 2, 3, 4
 I32_MIN, I32_MAX = -2**31, 2**31 - 1
@@ -69,7 +71,7 @@ async def all_ops(dut):
     tb = ClockedTB(dut, has_reset=False)
     await tb.start()
     rng = seed_rng()
-    cfg = load_config("default")
+    cfg = config()
     lanes = cfg.batch * cfg.block_out
     edges = [I32_MIN, I32_MIN + 1, -1, 0, 1, I32_MAX - 1, I32_MAX, 255, -256]
     pairs = [(x, y) for x in edges for y in edges]
@@ -85,3 +87,12 @@ async def all_ops(dut):
             chunk = work[i:i + lanes]
             chunk += [(0, 0)] * (lanes - len(chunk))
             await check(dut, op, [p[0] for p in chunk], [p[1] for p in chunk])
+
+
+# ------------------------------------------------------------------------------ pytest runner
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("config", configs())
+def test_alu(config: str) -> None:
+    run_bench("alu", "vta_alu", ["vta_alu.sv"], config=config, seed=bench_seed())

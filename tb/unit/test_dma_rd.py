@@ -15,8 +15,10 @@ from collections import deque
 
 import cocotb
 import numpy as np
+import pytest
 
 from vtabench.tb.unit.clocked_tb import ClockedTB, params, val
+from vtabench.tb.unit.runner import bench_seed, run_bench
 from vtabench.spec.config import load_config
 from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.isa import Insn, MemType, Opcode, encode_program, mem_depth, mem_elem_bytes
@@ -209,3 +211,15 @@ async def throughput(dut):
         dut._log.info("%s x %d: %d beats in %d cycles", insn.memory_type.name, insn.x_size,
                       beats, cycles)
         assert cycles <= beats + 12, f"{beats} beats took {cycles} cycles"
+
+
+# ------------------------------------------------------------------------------ pytest runner
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("win_beats", [1, 4], ids=["window1", "window4"])
+def test_dma_rd(win_beats: int) -> None:
+    """One-beat window (the load stage's) and four (the compute stage's: ACC_8BIT at one beat
+    per cycle), on the default configuration's buffers and the module's 64-byte bus."""
+    run_bench("dma_rd", "vta_dma_rd", ["vta_fifo.sv", "vta_span_mask.sv", "vta_dma_rd.sv"],
+              params={} if win_beats == 1 else {"WinBytes": win_beats * BUS}, seed=bench_seed())

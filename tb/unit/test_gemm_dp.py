@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import cocotb
 import numpy as np
+import pytest
 
-from vtabench.tb.unit.clocked_tb import ClockedTB, val
-from vtabench.spec.config import load_config
+from vtabench.tb.unit.clocked_tb import ClockedTB, config, val
+from vtabench.tb.unit.runner import bench_seed, configs, run_bench
 
 
 def pack(arr: np.ndarray) -> int:
@@ -23,7 +24,7 @@ def unpack_i32(value: int, n: int) -> np.ndarray:
 class GemmTB(ClockedTB):
     def __init__(self, dut) -> None:
         super().__init__(dut)
-        cfg = load_config("default")
+        cfg = config()
         self.b, self.bi, self.bo = cfg.batch, cfg.block_in, cfg.block_out
         self.np_rng = np.random.default_rng(self.rng.randrange(2**32))
 
@@ -85,3 +86,13 @@ async def randomised(dut):
               tb.np_rng.integers(-128, 128, (tb.bo, tb.bi))) for _ in range(300)]
     await tb.run(pairs[:200])
     await tb.run(pairs[200:], gaps=0.3)
+
+
+# ------------------------------------------------------------------------------ pytest runner
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("config", configs())
+def test_gemm_dp(config: str) -> None:
+    run_bench("gemm_dp", "vta_gemm_dp", ["vta_gemm_dp.sv"], config=config, params={"TagW": 16},
+              seed=bench_seed())

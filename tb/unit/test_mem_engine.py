@@ -15,8 +15,12 @@ from collections import deque
 
 import cocotb
 import numpy as np
+import pytest
 
 from vtabench.tb.unit.clocked_tb import ClockedTB, val
+from vtabench.tb.unit.runner import bench_seed, run_bench
+
+TOP, SOURCES = "vta_mem_engine", ["vta_fifo.sv", "vta_mem_engine.sv"]
 
 BUS = 64  # bytes of a beat: the module's default AxiDataWidth 512 (not a configuration's bus)
 NRD = 3
@@ -266,3 +270,12 @@ async def halt(dut):
     st = await tb.run(rd, wr, halt_at=60, max_cycles=5000)
     dut._log.info("halt: %s", {k: v for k, v in st.items() if k != "order"})
     assert st["ar_after_halt"] <= 1 and st["aw_after_halt"] <= 1   # one held valid may complete
+
+
+# ------------------------------------------------------------------------------ pytest runner
+
+
+@pytest.mark.rtl
+def test_mem_engine() -> None:
+    """The module's default 512-bit bus (default's and cloud32's; the bench's BUS)."""
+    run_bench("mem_engine", TOP, SOURCES, seed=bench_seed())

@@ -15,9 +15,11 @@ The seed is cocotb's (printed at start)."""
 from __future__ import annotations
 
 import cocotb
+import pytest
 from cocotb.triggers import Timer
 
 from vtabench.tb.unit.clocked_tb import params, seed_rng, val
+from vtabench.tb.unit.runner import bench_seed, run_bench
 
 
 def model(off: int, length: int, lanes: int) -> tuple[int, int]:
@@ -120,3 +122,16 @@ async def randomised(dut):
             off = tb.off(base + rng.randrange(-2 * n, 2 * n + 1))
         await tb.check(off, length)
     dut._log.info("randomised: %d (off_i, len_i) pairs", tb.checked)
+
+
+# ------------------------------------------------------------------------------ pytest runner
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("lanes,off_width,len_width", [
+    (64, 34, 32),   # the DMA's bus-beat instance (directed and random)
+    (8, 6, 5),      # narrow ones, checked exhaustively; one lane count not a power of two
+    (6, 5, 4)])
+def test_span_mask(lanes: int, off_width: int, len_width: int) -> None:
+    run_bench("span_mask", "vta_span_mask", ["vta_span_mask.sv"], seed=bench_seed(),
+              params={"Lanes": lanes, "OffWidth": off_width, "LenWidth": len_width})

@@ -6,8 +6,12 @@ of an empty queue fires the module's assertions (unit/test_token_queue_misuse.py
 from __future__ import annotations
 
 import cocotb
+import pytest
 
 from vtabench.tb.unit.clocked_tb import ClockedTB, params, val
+from vtabench.tb.unit.runner import bench_seed, run_bench
+
+TOP, SOURCES = "vta_token_queue", ["vta_token_queue.sv"]
 
 
 class TokenQueueTB(ClockedTB):
@@ -64,3 +68,13 @@ async def randomised(dut):
         push = int(tb.rng.random() < bias and tb.count < tb.depth)
         pop = int(tb.rng.random() < 1 - bias and tb.count > 0)
         await tb.step(push, pop, clr=int(tb.rng.random() < 0.002))
+
+
+# ------------------------------------------------------------------------------ pytest runner
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("depth", [16, pytest.param(256, marks=pytest.mark.slow)])
+def test_token_queue(depth: int) -> None:
+    """Depth 256: the core's queues (TOKEN_QUEUE_DEPTH, the same in every configuration)."""
+    run_bench("token_queue", TOP, SOURCES, params={"Depth": depth}, seed=bench_seed())
