@@ -77,12 +77,13 @@ def test_small_partition(small):
     _, _, pkg, _ = small
     nodes = {n["name"]: n for n in pkg.manifest["nodes"]}
     vta = [n for n in nodes.values() if n["device"] == VTA and n["op"] != "copy"]
-    # the stem (3 input channels padded to a block), 2 convs of block 1 (one with the
-    # residual), 3 of block 2, GAP, dense: every operator with MACs
+    # the stem (3 input channels x 9 taps folded into 27 channels, two blocks: im2col by the
+    # host's copy), 2 convs of block 1 (one with the residual), 3 of block 2, GAP, dense: every
+    # operator with MACs
     assert len(vta) == 8
     assert not [n for n in nodes.values() if n["op"] in ("conv2d", "dense", "avgpool")
                 and n["device"] == CPU]
-    assert pkg.manifest["layers"]["conv1"]["shape"] == "16x16 16->16 k3 s1 p1"
+    assert pkg.manifest["layers"]["conv1"]["shape"] == "16x16 32->16 k1 s1 p0"
     assert sum(1 for n in vta if n.get("epilogue") and ["residual"] in n["epilogue"]) == 2
     assert len(pkg.programs) == 1
 
@@ -115,11 +116,12 @@ def test_one_sync_weights_once(small, small_runs, target):
         p = r.per_inference
         assert p["syncs"] == 1
         assert p["copies"] == 2  # the plan's copies (in, out); the driver counts follow
-        # only the packed input activation crosses per inference (16 ch x 16 x 16 int8)
-        assert p["bytes_written"] == 16 * 16 * 16 and p["writes"] == 1
+        # only the packed input activation crosses per inference, in im2col form for the
+        # folded stem (3 ch x 9 taps = 27, padded to 32 x 16 x 16 int8)
+        assert p["bytes_written"] == 32 * 16 * 16 and p["writes"] == 1
         assert p["bytes_read"] == 16 and p["reads"] == 1  # the 16 int8 logits
         if target == "rtl":  # the platform model's DMA counters agree
-            assert p["pcie_h2d_bytes"] == 16 * 16 * 16 and p["pcie_d2h_bytes"] == 16
+            assert p["pcie_h2d_bytes"] == 32 * 16 * 16 and p["pcie_d2h_bytes"] == 16
 
 
 def test_vs_onnxruntime(small, cfg):
@@ -380,13 +382,14 @@ def test_relax_vm_call_dps_packed(small, cfg, target):
         d = vm.ex.dev.counts.minus(c0)
     for a, b in zip(out, ref, strict=True):
         assert np.array_equal(a, b)
-    assert d["syncs"] == 1 and d["bytes_written"] == 4096 and d["bytes_read"] == 16
+    assert d["syncs"] == 1 and d["bytes_written"] == 8192 and d["bytes_read"] == 16
 
 
 # -- the pass pipeline -----------------------------------------------------------------------
 
 PIPELINE = ["fold_activations", "fuse_residuals", "fold_activations", "lower_integer",
-            "insert_conversions", "check_legal", "place", "insert_copies", "check_boundaries"]
+            "insert_conversions", "check_legal", "place", "insert_copies", "fold_kernel_taps",
+            "check_boundaries"]
 
 
 def test_pipeline_pass_names(cfg):
@@ -458,8 +461,9 @@ def test_dump_passes(tmp_path, cfg, capsys):
     assert all(t.startswith(f"# after {n[3:-4]}: ") for t, n in zip(texts, names, strict=True))
     assert "@vta" not in texts[6] and "@vta" in texts[7]  # placed by `place`
     assert "copy(" not in texts[7] and "copy(" in texts[8]  # copies by insert_copies
-    assert f"# after check_boundaries: {len(g.nodes)} nodes" in texts[9]
-    assert all(f"\n{name} = " in texts[9] for name in g.order)
+    assert "im2col" not in texts[8] and "im2col" in texts[9]  # the stem's taps folded
+    assert f"# after check_boundaries: {len(g.nodes)} nodes" in texts[10]
+    assert all(f"\n{name} = " in texts[10] for name in g.order)
 
     onnx.save(small_resnet(), tmp_path / "m.onnx")
     assert main(["compile", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "m.vtapkg"),

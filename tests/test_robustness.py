@@ -168,7 +168,7 @@ def test_manifest_records_versions_and_members(small_pkg):
     from vtabench.spec.config import load_config
 
     man = Package.load(small_pkg[0]).manifest
-    assert man["format_version"] == 2
+    assert man["format_version"] == 3
     assert man["written_by"] == {"vtabench": vtabench.__version__, "tvm": tvm.__version__}
     assert man["config_id"] == load_config("default").config_id
     assert set(man["members"]) >= {"cpu.json", "image/0.bin", "programs/0.bin"}

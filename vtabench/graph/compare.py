@@ -21,7 +21,7 @@ import numpy as np
 
 from vtabench.graph.execute import Executor
 from vtabench.graph.onnx_affine import quantize_before_maxpool
-from vtabench.graph.pack import pack_act, unpack_act
+from vtabench.graph.pack import unpack_act
 
 
 def _vta_layers(ex: Executor) -> list[dict[str, Any]]:
@@ -65,7 +65,7 @@ def layerwise(ex: Executor, theirs: dict[str, np.ndarray],
             v = np.asarray(theirs[src["onnx"]])
             if v.dtype == np.uint8:
                 v = (v.astype(np.int16) - 128).astype(np.int8)
-            ex.dev.write(ex.base + ex.tensors[i]["addr"], pack_act(v.astype(np.int8), ex.cfg))
+            ex.copy_in(i, v.astype(np.int8))  # in the tensor's device form (im2col...)
         addr, count = progs[n["name"]]
         ex.dev.run(addr, count, timeout_s=3600)
         dev.add(n["onnx"], _read(ex, n), np.asarray(theirs[n["onnx"]]))

@@ -23,6 +23,7 @@ import numpy as np
 from vtabench.compiler import CompiledOp, Conv2dSpec, compile_op
 from vtabench.graph import passes
 from vtabench.graph.cpu_functions import build_cpu_module
+from vtabench.graph.im2col import IM2COL, fold_kernel_taps, im2col_args
 from vtabench.graph.ir import CPU, VTA, Graph, Node
 from vtabench.graph.ir_text import spec_text
 from vtabench.graph.onnx_import import import_onnx
@@ -47,10 +48,14 @@ def graph_pipeline(cfg: Config, force_cpu: set[str] | None = None,
                    all_cpu: bool = False) -> Pipeline:
     """The graph passes in order: fold activations, fuse residual Adds, fold activations again,
     lower to integer forms, insert the uint8 conversions, annotate what VTA can run
-    (``all_cpu``: nothing, for the reference), place, insert copies, check the device
+    (``all_cpu``: nothing, for the reference), place, insert copies, fold the kernel taps of
+    small-channel convolutions fed by the host into their channels (im2col), check the device
     boundaries."""
     def legal(g: Graph) -> None:
         passes.check_legal(g, cfg, force_cpu)
+
+    def taps(g: Graph) -> None:
+        fold_kernel_taps(g, cfg)
 
     def reference(g: Graph) -> None:
         for n in g.nodes.values():
@@ -66,6 +71,7 @@ def graph_pipeline(cfg: Config, force_cpu: set[str] | None = None,
         in_place("all_on_cpu", reference) if all_cpu else in_place("check_legal", legal),
         in_place("place", passes.place),
         in_place("insert_copies", passes.insert_copies),
+        in_place("fold_kernel_taps", taps),
         in_place("check_boundaries", passes.check_boundaries),
     ))
 
@@ -263,6 +269,8 @@ def _node_info(n: Node) -> dict[str, Any]:
         d["offset"] = n.q.out.offset  # stored int8 = q - offset (a uint8 tensor)
     if n.reason:
         d["reason"] = n.reason
+    if im2col_args(n.attrs):
+        d[IM2COL] = im2col_args(n.attrs)
     if n.iform is not None:
         d["epilogue"] = [list(e) for e in n.iform.epilogue]
     return d

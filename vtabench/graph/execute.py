@@ -19,6 +19,7 @@ import numpy as np
 
 from vtabench.drivers.api import Device
 from vtabench.graph.counting import CountingDevice
+from vtabench.graph.im2col import im2col, im2col_args
 from vtabench.graph.pack import pack_act, unpack_act
 from vtabench.graph.package import Package
 from vtabench.runtime.utilization import mac_utilization
@@ -104,7 +105,12 @@ class Executor:
         self._wave_of.update({u: f["wave"] for f in man["cpu_functions"] for u in f["nodes"]})
 
     def copy_in(self, name: str, x: np.ndarray) -> None:
-        """Write activation ``x`` packed into the device tensor of copy node ``name``."""
+        """Write activation ``x`` packed into the device tensor ``name`` (a copy node's, or a VTA
+        operator's output when a comparison feeds a layer alone), in im2col form where the copy
+        says so (:mod:`vtabench.graph.im2col`)."""
+        taps = im2col_args(self.nodes[name])
+        if taps is not None:
+            x = im2col(x, **taps)
         self.dev.write(self.base + self.tensors[name]["addr"], pack_act(x, self.cfg))
 
     def copy_out(self, name: str, shape: tuple[int, ...]) -> np.ndarray:

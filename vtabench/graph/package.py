@@ -25,7 +25,7 @@ from vtabench.spec.isa.insn import INSN_BYTES
 from vtabench.spec.program import Program
 
 FORMAT = "vtabench-vtapkg"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 MANIFEST = "manifest.json"
 CPU_MEMBER = "cpu.json"
 _SEAL = "manifest_sha256"
