@@ -175,9 +175,9 @@ JOBS: tuple[Job, ...] = (
     Job("stage_ctrl", "vta_stage_ctrl", ("vta_token_queue.sv", "vta_stage_ctrl.sv"), "prove",
         14, 16, {"Fair": 3}, quick=False),
     Job("mem_engine-default", "vta_mem_engine", ("vta_fifo.sv", "vta_mem_engine.sv"), "prove",
-        3, 16, quick=False),
+        3, 12, quick=False),
     Job("mem_engine-edge8", "vta_mem_engine", ("vta_fifo.sv", "vta_mem_engine.sv"), "prove",
-        3, 16, config="edge8", quick=False),
+        3, 12, config="edge8", quick=False),
 )
 
 
