@@ -225,8 +225,10 @@ def _bind_operands(rt: Runtime, n: Node, op: CompiledOp, tensors: dict[str, dict
     for name in op.input_names:
         if name == "weight":
             bind[name] = static(_packed_weight(n, cfg))
-        elif name.startswith(("residual", "mul")):  # the second operand, an activation
+        elif name.startswith("mul"):  # the second operand of a product, an activation
             bind[name] = tensor(n.inputs[1])
+        elif name.startswith("residual"):  # the last input (a product's: its x again)
+            bind[name] = tensor(n.inputs[-1])
         elif name != "data":
             t = n.iform.operands[int(re.search(r"\d+$", name).group())]
             bind[name] = static(pack_act(t[None], cfg) if t.ndim == 3 else

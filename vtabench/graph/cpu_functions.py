@@ -172,7 +172,7 @@ def _integer_op(bb: relax.BlockBuilder, n: Node, args: list[Any]) -> Any:
         elif kind in ("residual_mul", "residual_max"):
             m = n.iform.operands[k]
             m = relax.const(m.reshape(1, -1, 1, 1) if conv else m.reshape(1, -1))
-            scaled = R.multiply(R.astype(args[1], "int32"), m)
+            scaled = R.multiply(R.astype(args[-1], "int32"), m)  # a mul's third input
             acc = bb.emit(R.add(acc, scaled) if kind == "residual_mul"
                           else R.maximum(acc, scaled))
         else:

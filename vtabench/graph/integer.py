@@ -151,12 +151,18 @@ def _mul_form(q: QParams) -> IntegerForm:
     """The product of two activations as an identity (blockwise 1x1) conv of ``x`` with the
     other operand loaded into the accumulator (LOAD ACC_8BIT) and multiplied in (``mul``: the
     same shape; ``mul_chan``: one value per channel, broadcast over the pixels):
-    ``a = v_x - z_x'`` (the GEMM and the bias), ``p = a * v_r`` (``z_r' = 0``: checked when
-    the chain was read), then the requantization of ``p`` by ``s_x * s_r / s_y`` like any
-    accumulator (``|p| <= 255 * 128``)."""
+    ``a = v_x - z_x'`` (the GEMM and the bias), ``p = a * v_r``; with a zero point
+    ``z_r'`` in the second operand, ``x`` loaded again takes off the rest:
+    ``p + v_x * (-z_r') + z_x' * z_r' = a * (v_r - z_r')`` (``residual_mul``, a constant);
+    then the requantization of ``p`` by ``s_x * s_r / s_y`` like any accumulator."""
     c = q.bias.size
     ops: list[tuple] = [("bias",), ("mul_chan",) if q.label else ("mul",)]
     operands: dict[int, np.ndarray] = {0: np.full(c, -q.x.zero_stored, np.int32)}
+    zr = q.res.zero_stored
+    if zr:
+        operands[len(ops)] = np.full(c, -zr, np.int32)
+        ops.append(("residual_mul",))
+        _imm_or_vector(q.x.zero_stored * zr, c, ops, operands)
     amax = max(abs(q.x.qmin - q.x.zero), abs(q.x.qmax - q.x.zero))
     rmax = max(abs(q.res.qmin - q.res.zero), abs(q.res.qmax - q.res.zero))
     r = np.full(c, q.x.scale * q.res.scale / q.y.scale)

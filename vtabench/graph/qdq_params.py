@@ -90,15 +90,14 @@ def _mul_params(bs: list[Any], y: TensorQ, index: Any, producer: Any
         raise Unsupported(f"product of shapes {shapes[0]} and {shapes[1]} (same shape, or "
                           f"one value per channel, only)")
     (a, qa), (b, qb) = ops
-    if qb.zero_stored:
-        raise Unsupported("the second operand has a zero point: a * (b - z_b) needs a second "
-                          "accumulator copy of a")
     lo, hi = _act_bounds(bs, y)
     broadcast = shapes[1] != out_shape
     qp = QParams(kind="mul", x=qa, res=qb, y=y, w_scale=np.ones(c), bias=np.zeros(c, np.int32),
                  lo=lo, hi=hi, label="channel multiply" if broadcast else "",
                  key=f"mul_{_fingerprint(np.array([qa.scale, qb.scale, y.scale, lo, hi]))}")
-    return qp, [index(a), index(b)], {"broadcast": broadcast}
+    # with a zero point in the second operand, x is an input again (z_r * x is subtracted)
+    idx = [index(a), index(b)] + ([index(a)] if qb.zero_stored else [])
+    return qp, idx, {"broadcast": broadcast}
 
 
 def _weight(call: Any, out_axis: int, what: str) -> tuple[np.ndarray, np.ndarray]:
