@@ -19,6 +19,7 @@ from vtabench.tb.unit.test_alu import test_alu  # noqa: F401
 from vtabench.tb.unit.test_buf import test_buf  # noqa: F401
 from vtabench.tb.unit.test_buf_out import test_buf_out  # noqa: F401
 from vtabench.tb.unit.test_dma_rd import test_dma_rd  # noqa: F401
+from vtabench.tb.unit.test_fetch import test_fetch  # noqa: F401
 from vtabench.tb.unit.test_fifo import test_fifo  # noqa: F401
 from vtabench.tb.unit.test_gemm_dp import test_gemm_dp  # noqa: F401
 from vtabench.tb.unit.test_mem_engine import SOURCES as MEM_ENGINE_SOURCES
