@@ -4,7 +4,8 @@ Runs with numpy + pyopencl and the numpy-only parts of vtabench (from a checkout
 ``PYTHONPATH=.``), so it runs on an accelerator machine where nothing else is installed.
 
     # ResNet-18's device program per inference (compile it first: vtabench compile), checked
-    # bit for bit against fsim; optionally K inferences in one batch launch
+    # bit for bit against fsim; optionally K inferences in one batch launch. On NVIDIA one
+    # inference runs on a grid of one work-group per compute unit; --grid 1: one work-group
     python bench/bench_opencl.py package results/resnet18.vtapkg --runs 5 --batch 132
     # the same program on upstream's intelfocl kernel (apache/tvm-vta hardware/intelfocl/src:
     # vta.cl and vta.h, not part of this repository), built with a generated hw_spec_const.h
