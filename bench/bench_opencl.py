@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     pk.add_argument("--runs", type=int, default=3)
     pk.add_argument("--batch", type=int, default=0, help="also K inferences in one launch")
     pk.add_argument("--grid", type=int, help="work-groups of one inference (group variant; "
-                    "default: a GPU's compute units; 1: one work-group)")
+                    "default: an NVIDIA GPU's compute units; 1: one work-group)")
     pk.add_argument("--upstream", type=Path, help="directory with upstream's intelfocl vta.cl "
                                                   "and vta.h: time it on the same program")
     rnd = sub.add_parser("random", help="random-program throughput, checked against fsim")

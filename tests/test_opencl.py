@@ -256,6 +256,25 @@ def test_grid_split_matches_fsim(cfg_name: str) -> None:
         assert_same(prog, cfg, expected(cfg, prog), got)
 
 
+def test_grid_waits_where_an_instruction_needs_another_ones_data() -> None:
+    """The grid's hazard ranges: small_gemm waits after the reset, before its GEMM (it reads
+    the loaded inp and wgt) and before its STORE (it reads the GEMM's out), nowhere else; loads
+    into disjoint rows of one buffer need no wait between them, a load over rows another load
+    wrote does."""
+    cfg = load_config("default")
+    dev = grid_device("default")
+    prog = _small_gemm(cfg)
+    assert run_program(dev, prog.insns, prog.dram.copy(), timeout_s=60).stats["grid_waits"] == 3
+    for rows, waits in (((0, 2), 1), ((0, 1), 2)):
+        b = ProgramBuilder(cfg)
+        inp = b.data(MemType.INP, np.ones((4, cfg.batch, cfg.block_in), np.int8))
+        for row in rows:
+            b.load(MemType.INP, row, inp, 1, 2)  # inp rows row, row + 1
+        b.finish()
+        p = b.build("loads")
+        assert run_program(dev, p.insns, p.dram.copy(), timeout_s=60).stats["grid_waits"] == waits
+
+
 def test_grid_reports_errors_and_timeouts() -> None:
     """On the grid an error stops the run where the group variant stops it (a deadlock; an index
     past its buffer on the sequential path), and the work budget still applies."""
