@@ -378,9 +378,9 @@ static void plan_check_alu_sources(__local const vta_compute_t *c, UOP_SPACE con
   }
 }
 
-/* GEMM, disjoint runs (part `part` of `parts`): a work-item computes lane k of one run for up to VTA_GEMM_TILE
- * consecutive inner iterations, which share each weight row when the weights do not move with the
- * inner loop, and adds each sum to its destination once. */
+/* GEMM, disjoint runs (part `part` of `parts`): a work-item computes lane k of one run for up
+ * to VTA_GEMM_TILE consecutive inner iterations, which share each weight row when the weights
+ * do not move with the inner loop, and adds each sum to its destination once. */
 static void gemm_parallel(__local const vta_compute_t *c, UOP_SPACE const uint *uops,
                           __global const char *inp, __global const char *wgt, __global int *acc,
                           __global char *out, __local vta_work_t *wk, uint part, uint parts) {
@@ -503,7 +503,8 @@ static void lanes_store(__global int *acc, __global char *out, ulong ix, lanes_t
 
 /* GEMM reset (zeros, so repeated destinations do not matter) and ALU with disjoint iterations:
  * iteration j = (i0, i1, u) in order, vector of lanes v; a work-item of part `part` of `parts`
- * steps j by parts * N_ITEMS / VEC_ITEMS, carrying through the loop counters instead of dividing. */
+ * steps j by parts * N_ITEMS / VEC_ITEMS, carrying through the loop counters instead of
+ * dividing. */
 static void elementwise_parallel(__local const vta_compute_t *c, UOP_SPACE const uint *uops,
                                  __global int *acc, __global char *out, uint part, uint parts) {
   uint gid = part * N_ITEMS + get_local_id(0), n = c->uop_end - c->uop_bgn;

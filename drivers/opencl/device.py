@@ -71,9 +71,9 @@ class OpenCLDevice(Device):
     ``batch_groups`` (work-groups of a :meth:`run_programs` launch), ``budget_rate`` (work units
     a second of timeout allows: :data:`BUDGET_RATE`, :data:`BUDGET_RATE_GPU_ITEM`), ``grid``
     (work-groups of one run on the group variant: by default the compute units of an NVIDIA GPU,
-    1 on other devices; at most the compute units) and ``grid_parts`` (parts each instruction is split
-    into, a multiple of ``grid``; more than ``grid``: the split without the concurrency, for tests
-    on a CPU)."""
+    1 on other devices; at most the compute units) and ``grid_parts`` (parts each instruction is
+    split into, a multiple of ``grid``; more than ``grid``: the split without the concurrency,
+    for tests on a CPU)."""
 
     target = "opencl"
 
