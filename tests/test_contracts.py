@@ -78,8 +78,9 @@ def _used(pattern: str, text: str) -> set[str]:
 def test_each_target_uses_the_codes_the_contract_gives_it() -> None:
     err = errors.load_errors()
     for target, text, pattern in (
+            # ERR_WIDTH: the generated package's width of an error code, not a code
             ("rtl", "\n".join(p.read_text() for p in sorted(HDL_DIR.glob("*.sv"))),
-             r"\bERR_([A-Z0-9_]+)\b"),
+             r"\bERR_(?!WIDTH\b)([A-Z0-9_]+)\b"),
             ("opencl", "\n".join(p.read_text() for p in KERNEL_SOURCES),
              r"\bVTA_ERR_([A-Z0-9_]+)\b")):
         want = {c.name for c in err.codes if target in c.targets}
