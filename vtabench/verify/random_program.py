@@ -27,7 +27,6 @@ from vtabench.spec.config import CMD_QUEUE_DEPTH, TOKEN_QUEUE_DEPTH, Config
 from vtabench.spec.contracts.stages import QUEUE_ENDS, Stage, TokenQueue
 from vtabench.spec.isa.insn import Insn, encode_program
 from vtabench.spec.isa.layout import (
-    INSN_BITS,
     AluOp,
     MemType,
     Opcode,
@@ -193,14 +192,6 @@ def _padded_between(p: ProgramBuilder, rng: np.random.Generator, mem: MemType, b
     return before + region + after
 
 
-def _reserved_mask(cfg: Config, op: Opcode) -> int:
-    """The bits of an ``op`` instruction that no field covers."""
-    used = 0
-    for f in insn_layout(cfg, op).fields:
-        used |= f.max << f.lsb
-    return ((1 << INSN_BITS) - 1) & ~used
-
-
 def randomize_ignored(cfg: Config, insns: list[Insn], dc: np.random.Generator) -> bytes:
     """Random values in the instruction fields the spec ignores (the loop factors of indices a
     reset GEMM or an immediate ALU does not read, the immediate of an ALU without one; changed
@@ -220,7 +211,7 @@ def randomize_ignored(cfg: Config, insns: list[Insn], dc: np.random.Generator) -
         if insn.opcode == Opcode.FINISH:
             continue
         word = int.from_bytes(code[16 * i:16 * i + 16], "little")
-        noise = int.from_bytes(dc.bytes(16), "little") & _reserved_mask(cfg, insn.opcode)
+        noise = int.from_bytes(dc.bytes(16), "little") & insn_layout(cfg, insn.opcode).unused_mask
         code[16 * i:16 * i + 16] = (word | noise).to_bytes(16, "little")
     return bytes(code)
 

@@ -95,13 +95,12 @@ def encode_insn(cfg: Config, insn: Insn, index: int | None = None) -> int:
     where = f"instruction {index}: " if index is not None else ""
     layout = insn_layout(cfg, Opcode(insn.opcode))
     value = 0
-    for f in layout.fields:
-        v = int(getattr(insn, f.name))
-        lo, hi = f.value_range
+    for name, lsb, mask, lo, hi in layout.codec:
+        v = int(getattr(insn, name))
         if not lo <= v <= hi:
-            raise EncodeError(f"{where}{layout.opcode.name} field {f.name}={v} outside "
-                              f"[{lo}, {hi}] ({f.width} bits)")
-        value |= (v & f.max) << f.lsb
+            raise EncodeError(f"{where}{layout.opcode.name} field {name}={v} outside "
+                              f"[{lo}, {hi}] ({mask.bit_length()} bits)")
+        value |= (v & mask) << lsb
     return value
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -83,12 +83,12 @@ class Field:
     def msb(self) -> int:
         return self.lsb + self.width - 1
 
-    @property
+    @cached_property
     def max(self) -> int:
         """Largest encodable value (as stored; for signed fields the raw pattern)."""
         return (1 << self.width) - 1
 
-    @property
+    @cached_property
     def value_range(self) -> tuple[int, int]:
         """Inclusive range of the value the field holds (signed fields are two's complement)."""
         if self.name in SIGNED_FIELDS:
@@ -142,9 +142,23 @@ class InsnLayout:
                 return f
         raise KeyError(f"{self.opcode.name} has no field {name!r}")
 
-    @property
+    @cached_property
     def names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields)
+
+    @cached_property
+    def codec(self) -> tuple[tuple[str, int, int, int, int], ...]:
+        """(name, lsb, raw mask, lowest, highest value) per field: what encoding and decoding
+        an instruction of this kind read, computed once."""
+        return tuple((f.name, f.lsb, f.max, *f.value_range) for f in self.fields)
+
+    @cached_property
+    def unused_mask(self) -> int:
+        """The bits of a 128-bit instruction of this kind that no field covers (reserved)."""
+        used = 0
+        for f in self.fields:
+            used |= f.max << f.lsb
+        return ((1 << INSN_BITS) - 1) & ~used
 
 
 @dataclass(frozen=True)
@@ -191,13 +205,23 @@ def layout_overflow(cfg: Config) -> str | None:
 
 def mem_elem_bytes(cfg: Config, mem: MemType) -> int:
     """Bytes of one element of a memory type in DRAM (what dram_base and x_stride count)."""
-    return {MemType.UOP: cfg.uop_elem_bytes, MemType.WGT: cfg.wgt_elem_bytes,
-            MemType.INP: cfg.inp_elem_bytes, MemType.ACC: cfg.acc_elem_bytes,
-            MemType.OUT: cfg.out_elem_bytes, MemType.ACC_8BIT: cfg.acc8_elem_bytes}[MemType(mem)]
+    return _elem_bytes(cfg)[MemType(mem)]
 
 
 def mem_depth(cfg: Config, mem: MemType) -> int:
     """Elements in the on-chip buffer a memory type addresses (ACC_8BIT loads into acc)."""
+    return _depths(cfg)[MemType(mem)]
+
+
+@lru_cache(maxsize=None)
+def _elem_bytes(cfg: Config) -> dict[MemType, int]:
+    return {MemType.UOP: cfg.uop_elem_bytes, MemType.WGT: cfg.wgt_elem_bytes,
+            MemType.INP: cfg.inp_elem_bytes, MemType.ACC: cfg.acc_elem_bytes,
+            MemType.OUT: cfg.out_elem_bytes, MemType.ACC_8BIT: cfg.acc8_elem_bytes}
+
+
+@lru_cache(maxsize=None)
+def _depths(cfg: Config) -> dict[MemType, int]:
     return {MemType.UOP: cfg.uop_depth, MemType.WGT: cfg.wgt_depth, MemType.INP: cfg.inp_depth,
             MemType.ACC: cfg.acc_depth, MemType.OUT: cfg.out_depth,
-            MemType.ACC_8BIT: cfg.acc_depth}[MemType(mem)]
+            MemType.ACC_8BIT: cfg.acc_depth}
