@@ -69,7 +69,7 @@ def measure(dev: OpenCLDevice, code: bytes, dram: np.ndarray, timeout: float) ->
         return f"FINISHED in {time.perf_counter() - t0:.3f} s ({r.stats['work_units']} units)"
     except RunTimeoutError as exc:
         raised = time.perf_counter() - t0
-        dev.read(0, 16)  # waits for a kernel still running
+        dev.read(0, 1)  # the image's first byte (run_program puts it at 0): waits for the kernel
         ended = time.perf_counter() - t0
         units = exc.status.get("work_units") or dev.budget(timeout)
         how = "kernel stopped itself" if "work_units" in exc.status else "host gave up"
@@ -113,7 +113,7 @@ def main() -> None:
                     what = ", ".join(sorted({type(r).__name__ for r in res}))
                 except RunTimeoutError as exc:
                     what = f"launch: {exc}"
-                    dev.read(0, 16)
+                    dev.read(0, 1)
                 print(f"batch of {n} runaways: {time.perf_counter() - t0:.3f} s, each "
                       f"{what}, budget each {dev.budget(args.timeout, n):.3g}", flush=True)
 
