@@ -103,18 +103,19 @@ def coverage_line(top: str, run: UnitRun, limit: int = 12) -> str:
 
 
 def _gtkw(waves: Path, top: str) -> Path:
-    """A GTKWave save file showing the top's ports (signals one level below TOP.<top>)."""
+    """A GTKWave save file showing the top's own signals (its ports and registers, not those of
+    its instances); Verilator names its scope ``<top>`` in VCD, ``TOP.<top>`` in FST."""
     import pywellen
 
     w = pywellen.Waveform(str(waves), multi_threaded=False)
-    prefix = f"TOP.{top}."
     lines = ["[*] GTKWave save file written by vtabench.tb.unit.runner",
              f'[dumpfile] "{waves.resolve()}"', "[timestart] 0", "[sst_expanded] 1",
              "[signals_width] 300"]
     for v in w.all_vars():
-        name = v.full_name
-        if name.startswith(prefix) and "." not in name[len(prefix):]:
+        scope = v.full_name.split(".")[:-1]
+        if scope in ([top], ["TOP", top]):
             width = int(v.bitwidth)
+            name = v.full_name
             lines += ["@28", name] if width == 1 else ["@22", f"{name}[{width - 1}:0]"]
     out = waves.with_suffix(".gtkw")
     out.write_text("\n".join(lines) + "\n")
