@@ -22,6 +22,7 @@ from vtabench.tb.unit.test_dma_rd import test_dma_rd  # noqa: F401
 from vtabench.tb.unit.test_fetch import test_fetch  # noqa: F401
 from vtabench.tb.unit.test_fifo import test_fifo  # noqa: F401
 from vtabench.tb.unit.test_gemm_dp import test_gemm_dp  # noqa: F401
+from vtabench.tb.unit.test_load import test_load  # noqa: F401
 from vtabench.tb.unit.test_mem_engine import SOURCES as MEM_ENGINE_SOURCES
 from vtabench.tb.unit.test_mem_engine import TOP as MEM_ENGINE_TOP
 from vtabench.tb.unit.test_mem_engine import test_mem_engine  # noqa: F401
