@@ -92,6 +92,8 @@ def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
         return _leaky_form(q)
     if q.kind == "mul":
         return _mul_form(q)
+    if q.kind == "hardswish":
+        return _hardswish_form(q)
     ops: list[tuple] = []
     operands: dict[int, np.ndarray] = {}
     ze = q.x.zero_stored
@@ -175,6 +177,55 @@ def _mul_form(q: QParams) -> IntegerForm:
     _imm_or_vector(q.y.zero_stored, c, ops, operands)
     ops.append(("clip", q.lo - q.y.offset, q.hi - q.y.offset))
     return IntegerForm(tuple(ops), operands, rq)
+
+
+def _hardswish_form(q: QParams) -> IntegerForm:
+    """The ONNX HardSwish operator, ``y = x * clip(x + 3, 0, 6) / 6`` quantized once: an
+    identity (blockwise 1x1) conv of ``x`` with ``x`` also loaded as a second operand
+    (``z_x' = 0``, checked when the chain was read): ``t = clip(a * K + C3, 0, C6)`` with
+    ``C3 ~ 3 K / s_x``, ``C6 ~ 6 K / s_x`` (the gate in units of ``s_x / K``), ``p = t * v_x``
+    (``mul``), then the requantization of ``p`` by ``s_x^2 / (6 K s_y)``. The input has 256
+    values: among the powers of two ``K`` whose bounds are 16-bit immediates, the one that
+    matches onnxruntime's float32 arithmetic on the most of them is taken, and none may be more
+    than one step off (ValueError: the CPU runs it)."""
+    c = q.bias.size
+    f32 = np.float32
+    v = np.arange(q.x.qmin, q.x.qmax + 1, dtype=np.int64) - q.x.offset
+    xf = (v + q.x.offset - q.x.zero).astype(f32) * f32(q.x.scale)
+    yf = xf * np.clip(xf * f32(1 / 6) + f32(0.5), f32(0), f32(1))
+    want = np.clip(np.rint(yf / f32(q.y.scale)).astype(np.int64) + q.y.zero, q.lo, q.hi)
+    ymax = max(abs(q.lo - q.y.zero), abs(q.hi - q.y.zero)) + 1
+    best: tuple[int, int, list[tuple], dict[int, np.ndarray], Requant] | None = None
+    for m in range(15):
+        k = 1 << m
+        c3, c6 = round(3 * k / q.x.scale), round(6 * k / q.x.scale)
+        if c6 > IMM_MAX or c3 > INT32_MAX // 4:
+            break
+        try:
+            rq = choose(np.full(c, q.x.scale ** 2 / (6 * k * q.y.scale)),
+                        np.full(c, 128 * c6, np.int64), ymax)
+        except ValueError:
+            continue
+        t = np.clip(v * k + c3, 0, c6)
+        got = np.clip(rq.apply(t * v, 0) + q.y.zero, q.lo, q.hi)
+        hits = int((got == want).sum())
+        if np.abs(got - want).max() > 1 or (best is not None and hits <= best[0]):
+            continue
+        ops: list[tuple] = [] if k == 1 else [("mul_imm", k)]
+        operands: dict[int, np.ndarray] = {}
+        _imm_or_vector(c3, c, ops, operands)
+        ops += [("clip", 0, c6), ("mul",)]
+        for op, vec in rq.ops():
+            if vec is not None:
+                operands[len(ops)] = np.broadcast_to(vec, (c,)).astype(np.int32)
+            ops.append(op)
+        _imm_or_vector(q.y.zero_stored, c, ops, operands)
+        ops.append(("clip", q.lo - q.y.offset, q.hi - q.y.offset))
+        best = (hits, m, ops, operands, rq)
+    if best is None:
+        raise ValueError(f"no integer form for a HardSwish with input scale {q.x.scale:.3g} "
+                         f"within one step of the float arithmetic")
+    return IntegerForm(tuple(best[2]), best[3], best[4])
 
 
 def _leaky_form(q: QParams) -> IntegerForm:

@@ -56,6 +56,7 @@ class QParams:
     act: ``q(act(dq(x)))`` (ReLU, Clip) folded into ``[lo, hi]``.
     leaky: ``q(leakyrelu(dq(x), alpha))``.
     mul: ``q(act(dq(x) * dq(res)))``, ``res`` of x's shape or one value per channel.
+    hardswish: ``q(hardswish(dq(x)))`` (the ONNX operator).
     """
 
     kind: str  # conv2d | dense | add | act
@@ -119,7 +120,7 @@ class Node:
     def is_candidate(self) -> bool:
         """A GEMM operator VTA may run (conv2d, dense, global average pool, and LeakyReLU and
         the product of two activations as an identity conv)."""
-        return self.op in ("conv2d", "dense", "avgpool", "leaky", "mul")
+        return self.op in ("conv2d", "dense", "avgpool", "leaky", "mul", "hardswish")
 
     @property
     def vta_op(self) -> bool:

@@ -181,7 +181,7 @@ def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> Non
                 raise CompileError(f"{n.name}: batch {n.shape[0]} (VTA runs batch 1)")
             if n.op == "maxpool":
                 spec = _maxpool_spec(g, n, cfg)
-            elif n.op in ("leaky", "mul"):  # a blockwise 1x1 conv with identity kernels
+            elif n.op in ("leaky", "mul", "hardswish"):  # blockwise 1x1, identity kernels
                 _, c, h, w = x.shape
                 cp = phys_channels(c, cfg)
                 spec = Conv2dSpec(1, cp, h, w, cp, 1, 1, 0, epilogue=n.iform.epilogue,

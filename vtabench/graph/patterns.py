@@ -68,6 +68,11 @@ def _patterns() -> list[tuple[str, Any]]:
     for act in ACTS[:-1]:
         pats.append(("vta.act", _q(_act(_dq(wildcard()), act))))
     pats.append(("vta.leaky", _q(is_op("relax.nn.leakyrelu")(_dq(wildcard())))))
+    # ONNX HardSwish as TVM's converter writes it: x * (clip(x + 3, 0, 6) / 6)
+    x = _dq(wildcard())
+    pats.append(("vta.hardswish", _q(is_op("relax.multiply")(x, is_op("relax.divide")(
+        is_op("relax.clip")(is_op("relax.add")(x, is_const()), wildcard(), wildcard()),
+        is_const())))))
     for act in ACTS:
         pats.append(("vta.mul", _q(_act(is_op("relax.multiply")(_dq(wildcard()),
                                                                  _dq(wildcard())), act))))

@@ -233,6 +233,15 @@ def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int
         return _mul_params(bs, y, index, producer)
     xin, x = _tensor_q(rx.find_calls(bs, "relax.dequantize")[0], f"{kind} input")
     same = x == y
+    if kind == "hardswish":
+        c = rx.shape(xin)[1]
+        if x.zero_stored:
+            raise Unsupported("a HardSwish input with a zero point in its stored form (the "
+                              "product multiplies the loaded input as it is stored)")
+        qp = QParams(kind="hardswish", x=x, y=y, w_scale=np.ones(c), bias=np.zeros(c, np.int32),
+                     lo=y.qmin, hi=y.qmax,
+                     key=f"hardswish_{_fingerprint(np.array([x.scale, y.scale]))}")
+        return qp, [index(xin), index(xin)], {}
     if kind == "leaky":
         alpha = float(rx.find_calls(bs, "relax.nn.leakyrelu")[0].attrs.alpha)
         if not 0 <= alpha <= 1:
