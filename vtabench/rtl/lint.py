@@ -1,6 +1,7 @@
 """RTL checks run by ``make lint`` (and ``make test``): Verilator lint and Yosys coarse synthesis.
 
-1. ``verilator --lint-only -Wall`` on every module of hdl/ (each as its own top, so a module no
+1. ``verilator --lint-only -Wall`` on every module of the shell IP's file list hdl/vta_shell.f
+   (the core's and the shell's: vtabench.rtl.filelist; each as its own top, so a module no
    other module instantiates is linted too), once per configuration package (hdl/gen/<cfg>/).
    Waivers live in hdl/lint.vlt (those of the generated register block in hdl/vta_regs.vlt),
    each with a comment saying why.
@@ -30,8 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from vtabench.hwgen.contracts import SV_PACKAGES
-from vtabench.hwgen.regmap import SV_PACKAGE as REGS_PACKAGE
+from vtabench.rtl import filelist
 from vtabench.rtl.verilator import HDL_DIR as HDL
 from vtabench.rtl.verilator import setup_verilator_env
 from vtabench.workdirs import build_root
@@ -41,10 +41,11 @@ CONFIGS = ("default", "cloud32", "cloud64", "edge8")
 
 
 def rtl_files() -> tuple[list[Path], list[Path]]:
-    """(the packages of hdl/gen/: the contracts' and the register block's, the module files of
-    hdl/ sorted)."""
-    mods = sorted(p for p in HDL.glob("*.sv") if not p.name.endswith("_pkg.sv"))
-    return [*SV_PACKAGES, REGS_PACKAGE], mods
+    """(the packages of the shell IP's file list: the contracts' and the register block's, its
+    hand-written modules, those of hdl/ outside gen/), in the list's order."""
+    files = filelist.shell_files(HDL)
+    pkgs = [f for f in files if f.name.endswith("_pkg.sv")]
+    return pkgs, [f for f in files if f not in pkgs and f.parent == HDL]
 
 
 def module_name(path: Path) -> str:
@@ -76,14 +77,13 @@ _HEADER_IMPORT = re.compile(r"^(\s*)module\s+(\w+)\s+((?:import\s+[\w:*]+\s*;\s*
 
 def yosys_copy(cfg: str, out: Path | None = None) -> list[Path]:
     """Copy the sources for Yosys (imports moved to file scope) into ``out`` (default
-    build/lint/yosys/<cfg>/, emptied first); returns their paths, the packages first."""
+    build/lint/yosys/<cfg>/, emptied first): the configuration's package, then the shell IP's
+    file list in its order; returns their paths."""
     out = out or build_root() / "lint" / "yosys" / cfg
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    pkgs, mods = rtl_files()
-    gen_mods = sorted(p for p in (HDL / "gen").glob("*.sv") if p not in pkgs)
-    files = [HDL / "gen" / cfg / "vta_pkg.sv"] + pkgs + mods + gen_mods
+    files = [HDL / "gen" / cfg / "vta_pkg.sv"] + filelist.shell_files(HDL)
     rel = []
     for f in files:
         text = f.read_text()

@@ -8,19 +8,15 @@ model, input hashing and file lock); only the top and the shell's files differ. 
 from __future__ import annotations
 
 
-from vtabench.hwgen.regmap import SV_MODULE as REGS_MODULE
-from vtabench.hwgen.regmap import SV_PACKAGE as REGS_PACKAGE
+from vtabench.rtl import filelist
 from vtabench.sources import TB_DIR
 from vtabench.spec.config import Config
-from vtabench.rtl.verilator import HDL_DIR, TB_HDL_DIR, Bench, Build, build
+from vtabench.rtl.verilator import Bench, Build, build
 
 PLATFORM_HDL = TB_DIR / "platform"
-PLATFORM_BENCH = Bench(
-    "vta_pcie_top",
-    (REGS_PACKAGE, REGS_MODULE, HDL_DIR / "vta_shell.sv",
-     TB_HDL_DIR / "axi_dram.sv", PLATFORM_HDL / "vta_pcie_top.sv"),
-    PLATFORM_HDL / "public.vlt",
-    suffix="-pcie")
+#: the shell IP (hdl/vta_shell.f) around the core, the DRAM model and the top
+PLATFORM_BENCH = Bench("vta_pcie_top", filelist.PLATFORM_BENCH, PLATFORM_HDL / "public.vlt",
+                       suffix="-pcie", shell=True)
 
 
 def build_platform(cfg: Config, *, stub: bool = False, waves: bool = False,

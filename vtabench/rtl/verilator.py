@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from vtabench.hwgen.constants import sv_package, sv_package_path
-from vtabench.hwgen.contracts import SV_PACKAGES
+from vtabench.rtl import filelist
 from vtabench.sources import HDL_DIR, TB_DIR
 from vtabench.spec.config import Config, is_builtin
 from vtabench.workdirs import PACKAGE_DIR, build_root
@@ -69,10 +69,11 @@ class Mutation:
         return hashlib.sha256(f"{self.file}\0{self.old}\0{self.new}".encode()).hexdigest()[:10]
 
     def apply(self, dest: Path) -> Path:
-        """Copy hdl/ (without gen/) into ``dest`` and mutate it; returns ``dest``."""
+        """Copy hdl/ (with gen/: the IPs' file lists name its packages) into ``dest`` and
+        mutate it; returns ``dest``."""
         if dest.exists():
             shutil.rmtree(dest)
-        shutil.copytree(HDL_DIR, dest, ignore=shutil.ignore_patterns("gen"))
+        shutil.copytree(HDL_DIR, dest)
         target = dest / self.file
         text = target.read_text()
         if text.count(self.old) != 1:
@@ -84,13 +85,15 @@ class Mutation:
 
 @dataclass(frozen=True)
 class Bench:
-    """A simulator top: its module, the bench files compiled after the core's, the .vlt that
-    marks its public signals, and the suffix of its build directories."""
+    """A simulator top: its module, the file list of its own files (compiled after the core's
+    and, with ``shell``, the shell IP's: vtabench.rtl.filelist), the .vlt that marks its public
+    signals, and the suffix of its build directories."""
 
     toplevel: str
-    files: tuple[Path, ...]
+    file_list: Path
     public_vlt: Path
     suffix: str = ""
+    shell: bool = False
 
 
 class RtlBuildError(RuntimeError):
@@ -146,31 +149,18 @@ def _refuse_spaces(paths: list[Path]) -> None:
 
 
 def core_sources(stub: bool = False, hdl_dir: Path = HDL_DIR) -> list[Path]:
-    """The core's SystemVerilog files named on the Verilator command line (the contract packages
-    of hdl/gen/ first, then the top ``vta_core.sv``); the other modules are found by name in hdl/
-    (``-y hdl``), so files of other tops there (the shell) are not compiled into the core bench.
-
-    A file list ``hdl/files.f`` (one path per line, relative to hdl/, ``#`` comments), when
-    present, gives the files and their order instead. ``stub`` selects the stand-in core of the
-    DRAM-model self-test.
-    """
+    """The core's SystemVerilog files, in order: the core IP's list ``hdl_dir``/vta_core.f
+    (vtabench.rtl.filelist), or with ``stub`` the stand-in core of the DRAM-model self-test."""
     if stub:
         return [TB_HDL_DIR / "selftest" / "vta_core.sv"]
-    flist = hdl_dir / "files.f"
-    if flist.exists():
-        files = []
-        for line in flist.read_text().splitlines():
-            line = line.split("#", 1)[0].strip()
-            if line and not line.startswith(("+", "-")):
-                files.append((hdl_dir / line).resolve())
-        return [f for f in files if f.name != "vta_pkg.sv"]
-    return [*SV_PACKAGES, hdl_dir / "vta_core.sv"]
+    return filelist.core_files(hdl_dir)
 
 
 def hashed_rtl_files(hdl_dir: Path = HDL_DIR) -> list[Path]:
-    """Every file that can reach the core build (all of hdl/ outside hdl/gen/: modules and
-    the assertions' include file)."""
-    return sorted(p for p in [*hdl_dir.rglob("*.sv"), *hdl_dir.rglob("*.svh")]
+    """Every file that can reach the core build (all of hdl/ outside hdl/gen/: modules, the
+    assertions' include file, the IPs' file lists)."""
+    return sorted(p for p in [*hdl_dir.rglob("*.sv"), *hdl_dir.rglob("*.svh"),
+                              *hdl_dir.glob("*.f")]
                   if "gen" not in p.relative_to(hdl_dir).parts)
 
 
@@ -218,8 +208,7 @@ PUBLIC_VLT = TB_HDL_DIR / "public.vlt"
 #: --public-flat-rw on every signal (slower model; useful to poke at internals from cocotb).
 PUBLIC = os.environ.get("VTABENCH_RTL_PUBLIC", "top")
 #: The core bench: vta_core wired to the DPI DRAM model.
-CORE_BENCH = Bench(TOPLEVEL, (TB_HDL_DIR / "axi_dram.sv", TB_HDL_DIR / "vta_tb_top.sv"),
-                   PUBLIC_VLT)
+CORE_BENCH = Bench(TOPLEVEL, filelist.CORE_BENCH, PUBLIC_VLT)
 
 
 def _runner(public: str):  # -> cocotb_tools.runner.Verilator
@@ -372,17 +361,21 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
         fcntl.flock(lock, fcntl.LOCK_EX)
         pkg = config_package(cfg, bdir)
         hdl_dir = mutation.apply(bdir / "mutant_hdl") if mutation else HDL_DIR
-        sources = ([pkg] + core_sources(stub, hdl_dir) + ([] if stub else list(TRACE_HDL))
-                   + list(bench.files))
+        try:
+            sources = ([pkg] + core_sources(stub, hdl_dir)
+                       + (filelist.shell_own_files(hdl_dir) if bench.shell else [])
+                       + ([] if stub else list(TRACE_HDL)) + filelist.read(bench.file_list))
+        except filelist.FileListError as exc:
+            raise RtlBuildError(f"cannot build the simulator: {exc}") from None
         if PUBLIC != "all" and not fast:  # the fast path reads no signal through VPI
             sources.append(bench.public_vlt)
         missing = [str(s) for s in sources if not s.exists()]
         if missing:
             raise RtlBuildError(f"missing RTL source(s): {', '.join(missing)}")
-        args = _build_args(waves, coverage, assertions=not speed) + ([] if stub else ["-y", str(hdl_dir),
-                                                                 "+libext+.sv"])
-        hashed = sources + ([] if stub else [f for f in hashed_rtl_files(hdl_dir)
-                                             if f not in sources])
+        args = _build_args(waves, coverage, assertions=not speed) + ([] if stub else
+                                                                 [f"+incdir+{hdl_dir}"])
+        hashed = sources + [bench.file_list] + ([] if stub else [
+            f for f in hashed_rtl_files(hdl_dir) if f not in sources])
         recipe = {"recipe version": RECIPE_VERSION, "build options": args,
                   "tool versions": _tool_versions(), "configuration": cfg.as_dict(),
                   "public signals": PUBLIC, "top": bench.toplevel,

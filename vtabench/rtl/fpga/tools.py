@@ -1,7 +1,7 @@
 """Running the flow's tools (YoWASP Yosys and nextpnr) and the sources they read.
 
-The sources are the lint flow's Yosys copies (imports moved to file scope) plus, for the ECP5
-build, the harness ``vta_fpga_top``. Each tool runs in the folder of its log, with paths relative
+The sources are the lint flow's Yosys copies of the shell IP's file list (imports moved to file
+scope) plus, for the ECP5 build, the harness ``vta_fpga_top``'s list (tb/core/vta_fpga_top.f). Each tool runs in the folder of its log, with paths relative
 to it: YoWASP maps /tmp to a private folder, so absolute paths there do not reach the tool.
 """
 
@@ -16,10 +16,9 @@ import sys
 import time
 from pathlib import Path
 
+from vtabench.rtl import filelist
 from vtabench.rtl.lint import yosys_copy
-from vtabench.rtl.verilator import TB_HDL_DIR
 
-HARNESS = TB_HDL_DIR / "vta_fpga_top.sv"
 HARNESS_TOP = "vta_fpga_top"
 SHELL_TOP = "vta_shell"
 
@@ -92,11 +91,12 @@ def cells_by_type(stat_json: Path, top: str) -> dict[str, int]:
 
 
 def sources(cfg_name: str, workdir: Path, harness: bool) -> list[Path]:
-    """The Yosys copies of the package, the contract packages and every module (plus the
-    harness) in ``workdir``/src."""
+    """The Yosys copies of the package and the shell IP's files (plus the harness's) in
+    ``workdir``/src."""
     files = yosys_copy(cfg_name, workdir / "src")
     if harness:
-        dst = workdir / "src" / HARNESS.name
-        dst.write_text(HARNESS.read_text())
-        files.append(dst)
+        for f in filelist.read(filelist.FPGA_HARNESS):
+            dst = workdir / "src" / f.name
+            dst.write_text(f.read_text())
+            files.append(dst)
     return files
