@@ -29,6 +29,7 @@ from vtabench.tb.unit.test_mem_engine import test_mem_engine  # noqa: F401
 from vtabench.tb.unit.test_span_mask import test_span_mask  # noqa: F401
 from vtabench.tb.unit.test_sram import test_sram  # noqa: F401
 from vtabench.tb.unit.test_stage_ctrl import test_stage_ctrl  # noqa: F401
+from vtabench.tb.unit.test_store import test_store  # noqa: F401
 from vtabench.tb.unit.test_token_queue import SOURCES as TOKEN_QUEUE_SOURCES
 from vtabench.tb.unit.test_token_queue import TOP as TOKEN_QUEUE_TOP
 from vtabench.tb.unit.test_token_queue import test_token_queue  # noqa: F401
