@@ -334,6 +334,6 @@ def test_classifier_asymmetric(lines):
     xs, labels = lines
     outs, _, theirs, lw = _layerwise(pkg, q, xs[:2])
     out_name = q.graph.output[0].name
-    for o, t, label in zip(outs, theirs, labels, strict=True):
+    for o, t, label in zip(outs, theirs, labels[:2], strict=True):
         assert int(np.argmax(o[0])) == int(np.argmax(t[out_name])) == int(label)
     _assert_within_one_step(pkg, lw)
