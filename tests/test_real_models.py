@@ -31,10 +31,10 @@ from onnx import TensorProto, helper, numpy_helper
 
 from vtabench.graph import compile_model, reference_package
 from vtabench.graph.ir import VTA
+from vtabench.workloads import rapidocr
 from vtabench.workloads.quantize import calibration_set, quantize
 
 pytestmark = pytest.mark.tvm
-rapidocr = pytest.importorskip("vtabench.workloads.rapidocr")
 
 CFG = "default"
 #: ONNX ops the classifier leaves on the CPU after its last VTA operator (or before the first).

@@ -11,7 +11,7 @@ degrees (the label), and normalizes it as the package's ``TextClassifier.resize_
 
 from __future__ import annotations
 
-import importlib.resources
+import importlib.util
 import math
 from pathlib import Path
 from typing import Any
@@ -29,10 +29,12 @@ class MissingPackage(RuntimeError):
 
 
 def _package_dir() -> Path:
-    try:
-        return Path(str(importlib.resources.files(PACKAGE)))
-    except ModuleNotFoundError as e:
-        raise MissingPackage(f"{PACKAGE} is not installed (pip install '.[test]')") from e
+    """The installed package's folder, found without importing it: its ``__init__`` imports
+    OpenCV, whose wheel needs the system's libGL."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingPackage(f"{PACKAGE} is not installed (pip install '.[test]')")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def _config() -> dict[str, Any]:
