@@ -176,8 +176,9 @@ def _se_block():
 
 def _elementwise():
     """Per-channel and scalar constants in every form (Add (1, C, 1, 1), Sub (C, 1, 1), Mul by a
-    scalar, Div by a vector), Relu6 as Clip, the elementwise Mul of two activations, a Div
-    followed by a MaxPool that onnxruntime leaves unquantized (18 channels, 6 x 10 map)."""
+    scalar, Div by a vector), Relu6 as Clip, the elementwise Mul of two activations, an Add of
+    two activations that no conv takes (the Mul and the first conv, which feeds two nodes), a
+    Div followed by a MaxPool that onnxruntime leaves unquantized (18 channels, 6 x 10 map)."""
     b = _Builder(3)
     c = 18
     a = b.conv("x", 16, c, 3, pad=1)
@@ -187,6 +188,7 @@ def _elementwise():
     y = b.op("Div", [y, b.const(b.rng.uniform(0.5, 2, (1, c, 1, 1)))])
     y = b.op("Clip", [y, b.const(0.0), b.const(6.0)])
     y = b.op("Mul", [y, b.conv("x", 16, c, 1)])
+    y = b.op("Add", [y, a])  # two activations, a has another consumer: no conv takes it
     y = b.op("Div", [y, b.const(6.0)])
     y = b.op("MaxPool", [y], kernel_shape=[2, 2], strides=[2, 2])
     y = b.conv(y, c, 8)
@@ -204,7 +206,7 @@ def _hardswish_op():
 OP_MODELS = {
     "bn_hardswish": (_bn_hardswish, {"conv2d": 5, "mul": 1}),
     "se_block": (lambda: _se_block()[0], {"conv2d": 7, "avgpool": 1, "mul": 1}),
-    "elementwise": (_elementwise, {"conv2d": 8, "mul": 1, "maxpool": 1}),
+    "elementwise": (_elementwise, {"conv2d": 8, "mul": 1, "eltwise_add": 1, "maxpool": 1}),
     "hardswish_op": (_hardswish_op, {"conv2d": 2, "hardswish": 1}),
 }
 

@@ -132,7 +132,7 @@ def _integer_op(bb: relax.BlockBuilder, n: Node, args: list[Any]) -> Any:
                                   groups=q.groups, out_dtype="int32"))
     elif n.op == "avgpool":
         acc = bb.emit(R.sum(R.astype(x, "int32"), axis=[2, 3], keepdims=True))
-    elif n.op in ("leaky", "mul", "hardswish"):  # the identity conv: the input itself
+    elif n.op in ("leaky", "mul", "hardswish", "eltwise_add"):  # the identity conv
         acc = bb.emit(R.astype(x, "int32"))
     else:
         k = q.weight.shape[1]

@@ -94,6 +94,8 @@ def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
         return _mul_form(q)
     if q.kind == "hardswish":
         return _hardswish_form(q)
+    if q.kind == "eltwise_add":
+        return _add_form(q)
     ops: list[tuple] = []
     operands: dict[int, np.ndarray] = {}
     ze = q.x.zero_stored
@@ -177,6 +179,34 @@ def _mul_form(q: QParams) -> IntegerForm:
     _imm_or_vector(q.y.zero_stored, c, ops, operands)
     ops.append(("clip", q.lo - q.y.offset, q.hi - q.y.offset))
     return IntegerForm(tuple(ops), operands, rq)
+
+
+def _add_form(q: QParams) -> IntegerForm:
+    """A standalone Add of two activations (``x`` and ``res``, one shape, output ``y``): an
+    identity blockwise conv of ``x`` with ``res`` loaded as a residual, the fused Add's
+    arithmetic with ``a = v_x - z_x'``: ``clip(rshift(a * ma + (v_r - z_r') * mb, n) + z_y')``
+    (:func:`vtabench.graph.requant.choose_add`)."""
+    c = q.bias.size
+    ma, mb, n = choose_add(q.x.scale / q.y.scale, q.res.scale / q.y.scale)
+    ops: list[tuple] = [("bias",)]
+    operands: dict[int, np.ndarray] = {0: np.full(c, -q.x.zero_stored, np.int32)}
+    if ma != 1:
+        if IMM_MIN <= ma <= IMM_MAX:
+            ops.append(("mul_imm", ma))
+        else:
+            operands[len(ops)] = np.full(c, ma, np.int32)
+            ops.append(("chan_mul",))
+    if mb == 1:
+        ops.append(("residual",))
+    else:
+        operands[len(ops)] = np.full(c, mb, np.int32)
+        ops.append(("residual_mul",))
+    _imm_or_vector(-q.res.zero_stored * mb, c, ops, operands)
+    if n:
+        ops.append(("shift", n))
+    _imm_or_vector(q.y.zero_stored, c, ops, operands)
+    ops.append(("clip", q.lo - q.y.offset, q.hi - q.y.offset))
+    return IntegerForm(tuple(ops), operands)
 
 
 def _hardswish_form(q: QParams) -> IntegerForm:

@@ -120,7 +120,8 @@ class Node:
     def is_candidate(self) -> bool:
         """A GEMM operator VTA may run (conv2d, dense, global average pool, and LeakyReLU and
         the product of two activations as an identity conv)."""
-        return self.op in ("conv2d", "dense", "avgpool", "leaky", "mul", "hardswish")
+        return self.op in ("conv2d", "dense", "avgpool", "leaky", "mul", "hardswish",
+                           "eltwise_add")
 
     @property
     def vta_op(self) -> bool:

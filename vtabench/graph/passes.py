@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from vtabench.graph.ir import CPU, VTA, Graph, Node
 from vtabench.graph.pack import phys_channels
 
@@ -67,7 +69,7 @@ def fold_activations(g: Graph) -> None:
                 p.q.res_lo, p.q.res_hi = max(p.q.res_lo, n.q.lo), min(p.q.res_hi, n.q.hi)
             else:
                 p.q.lo, p.q.hi = max(p.q.lo, n.q.lo), min(p.q.hi, n.q.hi)
-        elif p.op == "add" and p.q.y == n.q.x:
+        elif p.op in ("add", "eltwise_add") and p.q.y == n.q.x:
             p.q.lo, p.q.hi = max(p.q.lo, n.q.lo), min(p.q.hi, n.q.hi)
         else:
             continue
@@ -110,7 +112,7 @@ def fuse_residuals(g: Graph) -> None:
                     and p.q.y == operand):
                 cands.append((-depth[src], p.q.key, i))
         if not cands:
-            n.reason = "add not fusable into a conv (standalone elementwise add)"
+            _standalone_add(g, n)
             continue
         _, _, i = min(cands)
         conv = g.nodes[n.inputs[i]]
@@ -126,6 +128,25 @@ def fuse_residuals(g: Graph) -> None:
         g.remove(name)
         # the conv now comes after `other`
         g.topo()
+
+
+def _standalone_add(g: Graph, n: Node) -> None:
+    """An Add of two activations of the same NCHW shape that no conv takes becomes an
+    ``eltwise_add`` node (an identity blockwise conv of the first operand with the second
+    loaded as a residual: :func:`vtabench.graph.integer.integer_form`); other shapes stay on
+    the CPU with the reason."""
+    a, b = (g.nodes[i] for i in n.inputs)
+    if len(n.shape) != 4 or tuple(a.shape) != tuple(n.shape) or tuple(b.shape) != tuple(n.shape):
+        n.reason = (f"add not fusable into a conv, operands of shapes {tuple(a.shape)} and "
+                    f"{tuple(b.shape)} (a standalone Add needs two NCHW tensors of one shape)")
+        return
+    n.op = "eltwise_add"
+    n.q.kind = "eltwise_add"
+    n.q.integer_exact = True
+    c = n.shape[1]
+    n.q.w_scale = np.ones(c)
+    n.q.bias = np.zeros(c, np.int32)
+    n.q.key = f"eltwise_add_{n.name}"
 
 
 def insert_conversions(g: Graph) -> None:
@@ -181,7 +202,7 @@ def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> Non
                 raise CompileError(f"{n.name}: batch {n.shape[0]} (VTA runs batch 1)")
             if n.op == "maxpool":
                 spec = _maxpool_spec(g, n, cfg)
-            elif n.op in ("leaky", "mul", "hardswish"):  # blockwise 1x1, identity kernels
+            elif n.op in ("leaky", "mul", "hardswish", "eltwise_add"):  # identity kernels
                 _, c, h, w = x.shape
                 cp = phys_channels(c, cfg)
                 spec = Conv2dSpec(1, cp, h, w, cp, 1, 1, 0, epilogue=n.iform.epilogue,
