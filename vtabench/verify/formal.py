@@ -30,7 +30,7 @@ import sysconfig
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from vtabench.hwgen.constants import sv_package_path
@@ -84,6 +84,13 @@ class Job:
     why: str = ""
     #: no state: one step of bmc covers every input, a complete proof
     combinational: bool = False
+    #: hdl/ files read for their ports only (``read_verilog -lib``), their instances cut out:
+    #: every output free in every cycle (``cutpoint -blackbox``), so the unit is proven for
+    #: whatever they do
+    cut: tuple[str, ...] = ()
+    #: nets inside the unit that its property module reads: ``f_<net>`` there is connected to
+    #: ``dut.<net>`` after ``flatten`` (Yosys reads no hierarchical references)
+    observe: tuple[str, ...] = ()
 
     @property
     def top(self) -> str:
@@ -93,8 +100,7 @@ class Job:
         """This job with another induction length / bound (``--depth``)."""
         if depth is None:
             return self
-        return Job(self.name, self.unit, self.files, self.mode, depth, self.cover_depth,
-                   self.params, self.config, self.quick, self.why, self.combinational)
+        return replace(self, depth=depth)
 
 
 #: vta_gemm_dp's pipeline has no feedback: every register holds a function of the inputs of
@@ -134,6 +140,11 @@ def regmap_params() -> dict[str, int]:
 #: the generated register block has no room for invariants (it is regenerated) and its response
 #: buffer and request registers are not visible at the ports, so k-induction cannot close
 REGS_WHY = "a generated unit without invariants: bmc from reset"
+#: the register map's parameters formal/vta_shell_props.sv takes
+SHELL_PARAMS = ("AddrStatus", "AddrIrqEnable", "AddrIrqStatus", "StatusBusyLsb", "StatusDoneLsb",
+                "StatusErrorLsb", "IrqFinishLsb", "IrqErrorLsb")
+#: the shell holds the register block (see REGS_WHY) and the core, cut out
+SHELL_WHY = "the generated register block inside: bmc from reset"
 #: Every job, in the order `vtabench formal` runs them.
 JOBS: tuple[Job, ...] = (
     Job("token_queue-4", "vta_token_queue", ("vta_token_queue.sv",), "prove", 3, 12,
@@ -172,6 +183,9 @@ JOBS: tuple[Job, ...] = (
         12, {**regmap_params(), "Data": 0}, quick=False, why=REGS_WHY),
     Job("regs-data", "vta_regs", ("gen/vta_regs_pkg.sv", "gen/vta_regs.sv"), "bmc", 7, 10,
         {**regmap_params(), "Data": 1}, quick=False, why=REGS_WHY),
+    Job("shell", "vta_shell", ("gen/vta_regs_pkg.sv", "gen/vta_regs.sv", "vta_shell.sv"), "bmc",
+        16, 16, {k: v for k, v in regmap_params().items() if k in SHELL_PARAMS}, quick=False,
+        why=SHELL_WHY, cut=("vta_core.sv",), observe=("core_done", "core_busy", "core_error")),
     Job("stage_ctrl", "vta_stage_ctrl", ("vta_token_queue.sv", "vta_stage_ctrl.sv"), "prove",
         14, 16, {"Fair": 3}, quick=False),
     Job("mem_engine-default", "vta_mem_engine", ("vta_fifo.sv", "vta_mem_engine.sv"), "prove",
@@ -247,18 +261,23 @@ def tool_path() -> str:
 def sources(job: Job, hdl_dir: Path = HDL_DIR) -> list[Path]:
     """The files the job reads, in order: the packages, the unit, its property module."""
     return [*SV_PACKAGES, sv_package_path(job.config), *(hdl_dir / f for f in job.files),
-            FORMAL_DIR / f"{job.top}.sv"]
+            FORMAL_DIR / f"{job.top}.sv", *(hdl_dir / f for f in job.cut)]
 
 
 def sby_text(job: Job, files: list[Path]) -> str:
     """The .sby file: tasks ``check`` (prove or bmc) and ``cover``."""
     chparam = "".join(f"chparam -set {k} {v} {job.top}\n" for k, v in job.params.items())
-    names = " ".join(f.name for f in files)
+    lib = {Path(f).name for f in job.cut}
+    names = " ".join(f.name for f in files if f.name not in lib)
+    read_lib = "".join(f"read_verilog -sv -lib -DSYNTHESIS {n}\n" for n in sorted(lib))
+    cut = ("flatten\ncutpoint -blackbox\n"
+           + "".join(f"connect -set f_{n} \\dut.{n}\n" for n in job.observe)
+           if job.cut or job.observe else "")
     return (f"[tasks]\ncheck\ncover\n\n[options]\ncheck: mode {job.mode}\n"
             f"check: depth {job.depth}\ncover: mode cover\ncover: depth {job.cover_depth}\n\n"
             f"[engines]\nsmtbmc {SOLVER.split('-')[0]}\n\n"
-            f"[script]\nread_verilog -sv -formal -DSYNTHESIS {names}\n{chparam}"
-            f"prep -top {job.top}\n\n[files]\n" + "".join(f"{f}\n" for f in files))
+            f"[script]\nread_verilog -sv -formal -DSYNTHESIS {names}\n{read_lib}{chparam}"
+            f"prep -top {job.top}\n{cut}\n[files]\n" + "".join(f"{f}\n" for f in files))
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
