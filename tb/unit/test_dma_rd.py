@@ -17,14 +17,13 @@ import cocotb
 import numpy as np
 import pytest
 
-from vtabench.tb.unit.clocked_tb import ClockedTB, params, val
-from vtabench.tb.unit.runner import bench_seed, run_bench
-from vtabench.spec.config import load_config
+from vtabench.tb.unit.clocked_tb import ClockedTB, config, params, val
+from vtabench.tb.unit.runner import bench_seed, configs, run_bench
 from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.isa import Insn, MemType, Opcode, encode_program, mem_depth, mem_elem_bytes
 
-BUS = 64  # bytes of a beat: the module's default BusBytes (not a configuration's bus width)
-WIN = params().get("WinBytes", BUS)   # buffer write window (4 beats: the compute stage's DMA)
+BUS = params().get("BusBytes", 64)   # bytes of a beat: the configuration's bus
+WIN = params().get("WinBytes", BUS)   # buffer write window (ACC8_WIN_BEATS beats: compute's DMA)
 DRAM_OFF = 0x2000
 DRAM_BYTES = 1 << 18
 ERR_MEM_TYPE, ERR_SRAM_LOAD, ERR_SRAM_UOP, ERR_DRAM_RANGE = (
@@ -34,7 +33,7 @@ ERR_MEM_TYPE, ERR_SRAM_LOAD, ERR_SRAM_UOP, ERR_DRAM_RANGE = (
 class DmaTB(ClockedTB):
     def __init__(self, dut) -> None:
         super().__init__(dut)
-        self.cfg = load_config("default")
+        self.cfg = config()
         np_rng = np.random.default_rng(self.rng.randrange(2**32))
         self.dram = np_rng.integers(0, 256, DRAM_BYTES, dtype=np.uint8)
         self.cycle_no = 0
@@ -144,7 +143,7 @@ async def directed(dut):
         load(MemType.WGT, 2, 1, 2, 3, 5),                    # 2-D strided, 4 beats per tile
         load(MemType.UOP, 9, 3, 1, 37),                      # 1-D, 16 uops per beat, unaligned
         load(MemType.UOP, 0, 0, 3, 5, 11),
-        load(MemType.INP, 2040, 0, 1, 8),                    # up to the last element
+        load(MemType.INP, mem_depth(tb.cfg, MemType.INP) - 8, 0, 1, 8),   # up to the last
     ]
     for insn in cases:
         await tb.check(insn)
@@ -159,15 +158,17 @@ async def directed(dut):
 async def errors(dut):
     tb = DmaTB(dut)
     await tb.start_dma()
+    inp_depth = mem_depth(tb.cfg, MemType.INP)
+    inp_eb, acc_eb = mem_elem_bytes(tb.cfg, MemType.INP), mem_elem_bytes(tb.cfg, MemType.ACC)
     cases = [
         (load(MemType.WGT, 0, 0, 1, 2, pads=(0, 0, 1, 0)), ERR_MEM_TYPE),   # pad on WGT
         (load(MemType.UOP, 0, 0, 1, 2, pads=(1, 0, 0, 0)), ERR_MEM_TYPE),   # pad on UOP
         (load(MemType.INP, 0, 0, 0, 2, pads=(1, 0, 0, 0)), ERR_MEM_TYPE),   # pad on a no-op
-        (load(MemType.INP, 2040, 0, 1, 9), ERR_SRAM_LOAD),                  # past inp depth
-        (load(MemType.INP, 2040, 0, 1, 7, pads=(0, 0, 1, 1)), ERR_SRAM_LOAD),
-        (load(MemType.UOP, 8190, 0, 1, 3), ERR_SRAM_UOP),
-        (load(MemType.ACC, 0, DRAM_BYTES // 64 - 2, 1, 3), ERR_DRAM_RANGE),  # past dram_size
-        (load(MemType.INP, 0, 0, 3, 4, stride=DRAM_BYTES // 16 // 2), ERR_DRAM_RANGE),
+        (load(MemType.INP, inp_depth - 8, 0, 1, 9), ERR_SRAM_LOAD),          # past inp depth
+        (load(MemType.INP, inp_depth - 8, 0, 1, 7, pads=(0, 0, 1, 1)), ERR_SRAM_LOAD),
+        (load(MemType.UOP, mem_depth(tb.cfg, MemType.UOP) - 2, 0, 1, 3), ERR_SRAM_UOP),
+        (load(MemType.ACC, 0, DRAM_BYTES // acc_eb - 2, 1, 3), ERR_DRAM_RANGE),  # past dram_size
+        (load(MemType.INP, 0, 0, 3, 4, stride=DRAM_BYTES // inp_eb // 2), ERR_DRAM_RANGE),
     ]
     for insn, code in cases:
         err, sram, _ = await tb.run(insn)
@@ -198,15 +199,16 @@ async def randomised(dut):
 
 @cocotb.test()
 async def throughput(dut):
-    """One beat per cycle when memory keeps up: a 64-beat INP row, a 256-beat WGT row, 16 rows
-    of 4 beats, and (with the 4-beat window) 64 beats of ACC_8BIT."""
+    """One beat per cycle when memory keeps up: a 256-tile INP row, a 64-tile WGT row, 16 rows
+    of 16 INP tiles, and (with the 4-beat window) 256 tiles of ACC_8BIT (64 beats at default)."""
     tb = DmaTB(dut)
     await tb.start_dma()
-    cases = [(load(MemType.INP, 0, 0, 1, 256), 64), (load(MemType.WGT, 0, 0, 1, 64), 256),
-             (load(MemType.INP, 0, 0, 16, 16), 64)]
+    insns = [load(MemType.INP, 0, 0, 1, 256), load(MemType.WGT, 0, 0, 1, 64),
+             load(MemType.INP, 0, 0, 16, 16)]
     if WIN == 4 * BUS:
-        cases.append((load(MemType.ACC_8BIT, 0, 0, 1, 256), 64))
-    for insn, beats in cases:
+        insns.append(load(MemType.ACC_8BIT, 0, 0, 1, 256))
+    for insn in insns:
+        beats = insn.y_size * insn.x_size * mem_elem_bytes(tb.cfg, insn.memory_type) // BUS
         cycles = await tb.check(insn, latency=4, p_req=1.0, p_beat=1.0)
         dut._log.info("%s x %d: %d beats in %d cycles", insn.memory_type.name, insn.x_size,
                       beats, cycles)
@@ -217,9 +219,16 @@ async def throughput(dut):
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("win_beats", [1, 4], ids=["window1", "window4"])
-def test_dma_rd(win_beats: int) -> None:
-    """One-beat window (the load stage's) and four (the compute stage's: ACC_8BIT at one beat
-    per cycle), on the default configuration's buffers and the module's 64-byte bus."""
+@pytest.mark.parametrize("stage", ["load", "compute"])
+@pytest.mark.parametrize("config", configs())
+def test_dma_rd(config: str, stage: str) -> None:
+    """The configuration's bus and buffers; a one-beat write window (the load stage's instance)
+    and ACC8_WIN_BEATS beats (the compute stage's: ACC_8BIT at one beat per cycle when 4)."""
+    from vtabench.spec.config import load_config
+
+    cfg = load_config(config)
+    params = {"BusBytes": cfg.bus_bytes}
+    if stage == "compute":
+        params["WinBytes"] = cfg.acc8_win_beats * cfg.bus_bytes
     run_bench("dma_rd", "vta_dma_rd", ["vta_fifo.sv", "vta_span_mask.sv", "vta_dma_rd.sv"],
-              params={} if win_beats == 1 else {"WinBytes": win_beats * BUS}, seed=bench_seed())
+              config=config, params=params, seed=bench_seed())
