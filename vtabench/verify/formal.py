@@ -190,6 +190,8 @@ JOBS: tuple[Job, ...] = (
         cut=("vta_dma_rd.sv",)),
     Job("store", "vta_store", ("vta_stage_ctrl.sv", "vta_store.sv"), "prove", 2, 10,
         quick=False, cut=("vta_span_mask.sv", "vta_fifo.sv")),
+    Job("compute", "vta_compute", ("vta_stage_ctrl.sv", "vta_compute.sv"), "prove", 2, 10,
+        quick=False, cut=("vta_gemm_dp.sv", "vta_alu.sv", "vta_dma_rd.sv")),
     Job("stage_ctrl", "vta_stage_ctrl", ("vta_token_queue.sv", "vta_stage_ctrl.sv"), "prove",
         14, 16, {"Fair": 3}, quick=False),
     Job("mem_engine-default", "vta_mem_engine", ("vta_fifo.sv", "vta_mem_engine.sv"), "prove",
