@@ -21,7 +21,7 @@ from pathlib import Path
 #: waves suffixes the builds write (vtabench.rtl.verilator.waves_format)
 WAVE_SUFFIXES = (".fst", ".vcd")
 
-_STAGE = (r"(state_q|idx_q|cmd_valid_i|cmd_ready_o|busy_o|retire_o|pop_wait_o|push_wait_o|"
+_STAGE = (r"(u_ctrl\.state_q|u_ctrl\.idx_q|ph_q|cmd_valid_i|cmd_ready_o|busy_o|retire_o|pop_wait_o|push_wait_o|"
           r"mem_wait_o|err_o|req_valid_o|req_ready_i|req_addr_o|req_len_o|r_valid_i|r_ready_o|"
           r"w_valid_o|w_ready_i|{extra})")
 #: (group, pattern matched against the name after the core's scope ``u_core.``), in order
