@@ -36,7 +36,7 @@ from vtabench.tb.unit.test_token_queue import test_token_queue  # noqa: F401
 
 #: module -> (top, sources, parameters) of the builds run_unit runs other bench modules on
 _BUILDS = {"token_queue": (TOKEN_QUEUE_TOP, TOKEN_QUEUE_SOURCES, {"Depth": 16}),
-           "mem_engine": (MEM_ENGINE_TOP, MEM_ENGINE_SOURCES, {})}
+           "mem_engine": (MEM_ENGINE_TOP, MEM_ENGINE_SOURCES, {"AxiDataWidth": 512})}
 
 
 def run_unit(name: str, seed: int, *, bench: str, hdl: Path = HDL_DIR, testcase: str | None = None,

@@ -17,12 +17,12 @@ import cocotb
 import numpy as np
 import pytest
 
-from vtabench.tb.unit.clocked_tb import ClockedTB, val
-from vtabench.tb.unit.runner import bench_seed, run_bench
+from vtabench.tb.unit.clocked_tb import ClockedTB, params, val
+from vtabench.tb.unit.runner import bench_seed, configs, run_bench
 
 TOP, SOURCES = "vta_mem_engine", ["vta_fifo.sv", "vta_mem_engine.sv"]
 
-BUS = 64  # bytes of a beat: the module's default AxiDataWidth 512 (not a configuration's bus)
+BUS = params().get("AxiDataWidth", 512) // 8   # bytes of a beat: the configuration's bus
 NRD = 3
 MEM_BYTES = 1 << 16
 WINDOW = 4096
@@ -52,7 +52,7 @@ class MemTB(ClockedTB):
     @staticmethod
     def check_burst(kind: str, addr: int, length: int, size: int, burst: int) -> None:
         assert burst == 1, f"{kind}: burst type {burst}, not INCR"
-        assert size == 6, f"{kind}: size {size}, not the full 64-byte bus"
+        assert 1 << size == BUS, f"{kind}: size {size}, not the full {BUS}-byte bus"
         assert addr % BUS == 0, f"{kind}: address {addr:#x} not beat aligned"
         assert length <= 255
         assert addr % WINDOW + (length + 1) * BUS <= WINDOW, \
@@ -276,6 +276,10 @@ async def halt(dut):
 
 
 @pytest.mark.rtl
-def test_mem_engine() -> None:
-    """The module's default 512-bit bus (default's and cloud32's; the bench's BUS)."""
-    run_bench("mem_engine", TOP, SOURCES, seed=bench_seed())
+@pytest.mark.parametrize("config", configs())
+def test_mem_engine(config: str) -> None:
+    """The configuration's bus: 512 bits in default and cloud32, 128 in edge8."""
+    from vtabench.spec.config import load_config
+
+    run_bench("mem_engine", TOP, SOURCES, config=config, seed=bench_seed(),
+              params={"AxiDataWidth": load_config(config).bus_bytes * 8})
