@@ -267,7 +267,8 @@ async def halt(dut):
     await tb.start_engine()
     rd = [[(0, 30000)], [(1000, 20000)], [(64, 10000)]]
     wr = [(20000, 30000)]
-    st = await tb.run(rd, wr, halt_at=60, max_cycles=5000)
+    # bursts in flight drain: up to 4 KiB each, four times the beats on a 128-bit bus
+    st = await tb.run(rd, wr, halt_at=60, max_cycles=5000 * 64 // BUS)
     dut._log.info("halt: %s", {k: v for k, v in st.items() if k != "order"})
     assert st["ar_after_halt"] <= 1 and st["aw_after_halt"] <= 1   # one held valid may complete
 
