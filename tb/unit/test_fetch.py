@@ -12,7 +12,10 @@ flags of LOAD / STORE, ALU opcode or reset_reg, FINISH not last or with other bi
 instruction that is not FINISH, no instructions, a misaligned base) is injected at a random
 index: err_o and err_idx_o must name it, everything before it routed and nothing after. Random
 queue back-pressure and AR / R stalls; bases anywhere 16-byte aligned (bursts split at 4 KiB);
-programs longer than fetch's beat buffer; a halt in mid-stream, then a fresh start.
+programs longer than fetch's beat buffer; a halt in mid-stream, then a fresh start. As in
+vta_core, an error halts (halt_i) until the next start and the next start waits for the engine
+to drain the reads fetch asked for ahead (without that, edge8's stale beats of the last
+program reach the next one).
 """
 
 from __future__ import annotations
@@ -162,13 +165,22 @@ class FetchTB(ClockedTB):
                     assert stage == prog[n][1], f"instruction {n} to {stage.name}, " \
                         f"expected {prog[n][1].name}"
                     routed.append((idx, word, stage))
+            if val(d.err_o):          # as in vta_core: an error halts until the next start
+                d.halt_i.value = 1
             finished = val(d.done_o) or val(d.err_o) or val(d.halt_i)
             quiet = quiet + 1 if finished else 0
             await self.cycle()
             if quiet > 30:            # nothing may follow the end
                 break
+        err, err_idx = val(d.err_o), val(d.err_idx_o)
+        for _ in range(4000):         # the engine drains the reads fetch asked for ahead
+            if val(d.idle_o):
+                break
+            await self.cycle()
+        else:
+            raise AssertionError("the memory engine did not go idle")
         d.halt_i.value = 0
-        return routed, val(d.err_o), val(d.err_idx_o)
+        return routed, err, err_idx
 
     def base(self) -> int:
         return self.rng.randrange(0, MEM_BYTES // 2, INSN_BYTES)
@@ -225,8 +237,6 @@ async def halt_then_start(dut):
     prog = tb.program(400)
     routed, err, _ = await tb.run(prog, tb.base(), halt_after=100)
     assert 100 <= len(routed) < 400 and err == ErrorCode.NONE, (len(routed), err)
-    for _ in range(60):                    # the engine drains what was in flight
-        await tb.cycle()
     routed, err, _ = await tb.run(tb.program(120), tb.base())
     assert err == ErrorCode.NONE and len(routed) == 120
 
