@@ -13,9 +13,11 @@ instruction that is not FINISH, no instructions, a misaligned base) is injected 
 index: err_o and err_idx_o must name it, everything before it routed and nothing after. Random
 queue back-pressure and AR / R stalls; bases anywhere 16-byte aligned (bursts split at 4 KiB);
 programs longer than fetch's beat buffer; a halt in mid-stream, then a fresh start. As in
-vta_core, an error halts (halt_i) until the next start and the next start waits for the engine
-to drain the reads fetch asked for ahead (without that, edge8's stale beats of the last
-program reach the next one).
+vta_core, an error (or the halt) holds halt_i up to and including the next start's cycle, and
+the next start waits for the engine to drain the reads fetch asked for ahead. (Without the halt
+in the start's cycle, the engine takes the request fetch still presents from the last program
+at that edge, and its beats are routed as the new program's: seen on edge8,
+COCOTB_RANDOM_SEED=1166880644; vta_core keeps halt up then, its error is cleared by the start.)
 """
 
 from __future__ import annotations
@@ -143,6 +145,7 @@ class FetchTB(ClockedTB):
         d.start_i.value = 1
         await self.cycle()
         d.start_i.value = 0
+        d.halt_i.value = 0            # the start clears the error, and with it the core's halt
         routed: list[tuple[int, int, Stage]] = []
         quiet = 0
         for cyc in range(40 * len(prog) + 400):
@@ -179,7 +182,6 @@ class FetchTB(ClockedTB):
             await self.cycle()
         else:
             raise AssertionError("the memory engine did not go idle")
-        d.halt_i.value = 0
         return routed, err, err_idx
 
     def base(self) -> int:
