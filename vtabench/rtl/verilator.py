@@ -58,15 +58,20 @@ WAVES_CXX_OPT = os.environ.get("VTABENCH_RTL_WAVES_CXX_OPT", "-O0")
 class Mutation:
     """A test-only change to one RTL file: ``old`` (which must occur exactly once in
     hdl/``file``) becomes ``new``. The mutant is built from a copy of hdl/ in its own build
-    directory; the real sources are never touched."""
+    directory; the real sources are never touched. ``owner`` (a campaign's process id) keeps
+    two campaigns that judge the same mutant at once out of each other's build directory (each
+    removes its own when done; a shared one vanished under a running regression, whose failing
+    simulator starts then counted as a kill)."""
 
     file: str
     old: str
     new: str
+    owner: str = ""
 
     @property
     def tag(self) -> str:
-        return hashlib.sha256(f"{self.file}\0{self.old}\0{self.new}".encode()).hexdigest()[:10]
+        key = f"{self.file}\0{self.old}\0{self.new}" + (f"\0{self.owner}" if self.owner else "")
+        return hashlib.sha256(key.encode()).hexdigest()[:10]
 
     def apply(self, dest: Path) -> Path:
         """Copy hdl/ (with gen/: the IPs' file lists name its packages) into ``dest`` and

@@ -200,7 +200,7 @@ def _prepare(kind: str, mutant: Mutant, text: str, settings: Settings) -> dict[s
     if kind == "rtl":
         from vtabench.rtl.verilator import Mutation, build
 
-        mutation = Mutation(mutant.file, mutant.old, mutant.new)
+        mutation = Mutation(mutant.file, mutant.old, mutant.new, owner=str(os.getpid()))
         build(cfg, mutation=mutation)
         return {"mutation": mutation}
     from vtabench.drivers.opencl.device import OpenCLDevice
