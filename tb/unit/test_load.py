@@ -26,6 +26,7 @@ from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.isa import Insn, MemType, Opcode, encode_program, mem_depth, mem_elem_bytes
 from vtabench.tb.unit.clocked_tb import ClockedTB, config, val
 from vtabench.tb.unit.runner import bench_seed, configs, run_bench
+from vtabench.tb.unit.stage_tokens import StageTokens
 
 DRAM_OFF = 0x10000
 DRAM_BYTES = 1 << 18
@@ -90,50 +91,30 @@ class LoadTB(ClockedTB):
         d = self.dut
         words = [int.from_bytes(encode_program(self.cfg, [i]), "little") for i in insns]
         sent = retired = 0
-        g2l = l2g = 0                      # tokens in the queues
-        popped = set()                     # instructions that popped their g2l token
-        l2g_cap = 4
+        tokens = StageTokens(d, self.rng, "g2l", "l2g", "pop_next_dep", "push_next_dep")
         quiet = 0
         for cyc in range(max_cycles):
             offer = sent < len(insns) and self.rng.random() < p_cmd
             d.cmd_valid_i.value = int(offer)
             d.cmd_i.value = (sent << INSN_BITS) | words[sent] if offer else 0
-            if self.rng.random() < p_tok:
-                g2l += 1
-            d.g2l_valid_i.value = int(g2l > 0)
-            d.l2g_ready_i.value = int(l2g < l2g_cap)
+            tokens.offer(p_tok)
             await self.settle()
             cur = retired                  # the instruction the stage works on (in order)
-            if val(d.g2l_pop_o):
-                assert g2l > 0, f"cycle {cyc}: g2l popped empty"
-                assert insns[cur].pop_next_dep and cur not in popped, \
-                    f"cycle {cyc}: g2l popped for instruction {cur}"
-                g2l -= 1
-                popped.add(cur)
+            tokens.check_pop(cyc, insns, cur)
             if val(d.inp_we_o) or val(d.wgt_we_o):
                 assert val(d.inp_we_o) + val(d.wgt_we_o) == 1
                 mem = MemType.INP if val(d.inp_we_o) else MemType.WGT
                 assert mem == insns[cur].memory_type, f"instruction {cur} wrote {mem.name}"
-                assert not insns[cur].pop_next_dep or cur in popped, \
+                assert tokens.has_token(insns, cur), \
                     f"instruction {cur} wrote before its g2l token"
                 buf, base, mask = self.bufs[mem], val(d.w_addr_o), val(d.w_mask_o)
                 data = val(d.w_data_o).to_bytes(self.cfg.bus_bytes, "little")
                 for i in range(self.cfg.bus_bytes):
                     if mask >> i & 1:
                         buf[(base + i) % len(buf)] = data[i]
-            push = val(d.l2g_push_o)
-            if val(d.retire_o):
-                assert push == insns[cur].push_next_dep, \
-                    f"instruction {cur}: l2g push {push} at retire"
-                assert not insns[cur].pop_next_dep or cur in popped
-                retired += 1
-            else:
-                assert not push, f"cycle {cyc}: l2g pushed outside a retire"
-            if push:
-                assert l2g < l2g_cap, "l2g pushed into a full queue"
-                l2g += 1
-            if l2g and self.rng.random() < p_room:
-                l2g -= 1
+            retiring = bool(val(d.retire_o))
+            tokens.check_push(cyc, insns, cur, retiring, p_room)
+            retired += retiring
             if offer and val(d.cmd_ready_o):
                 sent += 1
             stopped = retired == len(insns) or val(d.err_o)

@@ -28,6 +28,7 @@ from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.isa import Insn, MemType, Opcode, encode_program
 from vtabench.tb.unit.clocked_tb import ClockedTB, config, val
 from vtabench.tb.unit.runner import bench_seed, configs, run_bench
+from vtabench.tb.unit.stage_tokens import StageTokens
 
 DRAM_OFF = 0x10000
 DRAM_BYTES = 1 << 16
@@ -90,40 +91,22 @@ class StoreTB(ClockedTB):
         the stream is done (and the engine idle) or the stage stopped on an error."""
         d = self.dut
         words = [int.from_bytes(encode_program(self.cfg, [i]), "little") for i in insns]
-        sent = retired = g2s = s2g = 0
-        popped = set()
-        cap = 4
+        sent = retired = 0
+        tokens = StageTokens(d, self.rng, "g2s", "s2g", "pop_prev_dep", "push_prev_dep")
         quiet = 0
         for cyc in range(max_cycles):
             offer = sent < len(insns) and self.rng.random() < p_cmd
             d.cmd_valid_i.value = int(offer)
             d.cmd_i.value = (sent << INSN_BITS) | words[sent] if offer else 0
-            if self.rng.random() < p_tok:
-                g2s += 1
-            d.g2s_valid_i.value = int(g2s > 0)
-            d.s2g_ready_i.value = int(s2g < cap)
+            tokens.offer(p_tok)
             await self.settle()
             cur = retired
-            if val(d.g2s_pop_o):
-                assert g2s > 0, f"cycle {cyc}: g2s popped empty"
-                assert insns[cur].pop_prev_dep and cur not in popped, \
-                    f"cycle {cyc}: g2s popped for instruction {cur}"
-                g2s -= 1
-                popped.add(cur)
-            push = val(d.s2g_push_o)
-            if val(d.retire_o):
-                assert push == insns[cur].push_prev_dep, \
-                    f"instruction {cur}: s2g push {push} at retire"
-                assert not insns[cur].pop_prev_dep or cur in popped
+            tokens.check_pop(cyc, insns, cur)
+            retiring = bool(val(d.retire_o))
+            tokens.check_push(cyc, insns, cur, retiring, p_room)
+            if retiring:
                 self.apply(insns[cur])
                 retired += 1
-            else:
-                assert not push, f"cycle {cyc}: s2g pushed outside a retire"
-            if push:
-                assert s2g < cap, "s2g pushed into a full queue"
-                s2g += 1
-            if s2g and self.rng.random() < p_room:
-                s2g -= 1
             if offer and val(d.cmd_ready_o):
                 sent += 1
             stopped = (retired == len(insns) and val(d.wr_idle_o)) or val(d.err_o)
