@@ -51,6 +51,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="collect Verilator line/toggle coverage of the rtl runs, merged in DIR "
                    "(a coverage build of the core; text summary, lcov.info and an HTML report, "
                    "DIR/index.html)")
+    p.add_argument("--signoff", action="store_true",
+                   help="with --rtl-coverage: judge every RTL module against the sign-off "
+                   "thresholds (line, branch, FSM, assertion 100%%, toggle 98%%) after the "
+                   "waivers; exit 1 below them, naming the module, kind and first missed points")
+    p.add_argument("--waivers", type=Path, metavar="TOML",
+                   help="with --signoff: the waiver file (default tb/coverage_waivers.toml)")
     p.add_argument("--platform", help="opencl platform name (substring)")
     net = p.add_argument_group("whole networks")
     net.add_argument("--networks", type=_names, metavar="LIST",
@@ -112,6 +118,10 @@ def run(args: argparse.Namespace) -> int:
         return _replay(args)
     if args.waves is not None:
         raise ValueError("--waves: only with --replay")
+    if args.signoff and args.rtl_coverage is None:
+        raise ValueError("--signoff: only with --rtl-coverage DIR")
+    if args.waivers is not None and not args.signoff:
+        raise ValueError("--waivers: only with --signoff")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     targets = _names(args.targets)
     bad = [t for t in targets if t not in BACKENDS]
@@ -156,6 +166,11 @@ def _run_programs(args: argparse.Namespace, targets: list[str], seed: int,
     from vtabench.verify.regress.campaign import (coverage_json, regress, rtl_coverage_report,
                                                   summary, write_junit)
 
+    waivers = None
+    if args.signoff:  # a bad waiver file stops the run before it starts
+        from vtabench.rtl.signoff import WAIVERS, load_waivers
+
+        waivers = load_waivers(args.waivers or WAIVERS)
     opts = {"opencl": {"platform": args.platform}} if args.platform else {}
     result = regress(args.config, args.count, seed, targets, jobs=args.jobs or DEFAULT_JOBS,
                      executor=executor, chunk=args.chunk, only=args.only,
@@ -183,9 +198,21 @@ def _run_programs(args: argparse.Namespace, targets: list[str], seed: int,
         from vtabench.verify.regress.coverage import all_bins
 
         print(rtl_coverage_report(result.rtl_coverage, args.rtl_coverage))
+        result.rtl_coverage.write_dat(args.rtl_coverage / "coverage.dat")
+        judged = None
+        if waivers is not None:
+            from vtabench.rtl.signoff import signoff
+
+            judged = signoff(result.rtl_coverage, waivers, result.coverage.cfg.name)
+            print(judged.report())
         index = write_report(args.rtl_coverage, result.rtl_coverage, result.coverage.hits,
-                             all_bins(result.coverage.cfg), title)
+                             all_bins(result.coverage.cfg), title, judged)
         print(f"coverage report: {index}")
+        failures = judged.failures() if judged is not None else []
+        for line in failures:
+            print(f"coverage sign-off FAIL: {line}")
+        if failures:
+            return 1
     return 1 if result.failed else 0
 
 

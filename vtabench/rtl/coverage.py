@@ -151,6 +151,17 @@ class RtlCoverage:
             lines += [f"  {Path(f).name}:{ln} {c}" for f, ln, c in missed[:uncovered_limit]]
         return "\n".join(lines)
 
+    def write_dat(self, path: Path) -> None:
+        """The merged points in Verilator's coverage.dat format (``verilator_coverage`` reads it;
+        so does :meth:`add_file`, for a sign-off check without rerunning the simulations)."""
+        out = ["# SystemC::Coverage-3"]
+        for p, n in zip(self.table, self.hits.tolist()):
+            fields = (("f", p.file), ("l", str(p.line)), ("t", p.kind),
+                      ("page", f"v_{p.kind}/{Path(p.file).stem}"), ("o", p.comment), ("h", p.hier))
+            out.append("C '" + "".join(f"\x01{k}\x02{v}" for k, v in fields) + f"' {n}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(out) + "\n")
+
     def write_lcov(self, path: Path) -> None:
         per_file: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
         for p, n in self.counts.items():
