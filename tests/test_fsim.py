@@ -11,14 +11,16 @@ narrowing, sign extension) independently of both.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
+import re
 
 import numpy as np
 import pytest
 
 from vtabench.spec.config import load_config
 from vtabench.fsim import Fsim, kernels, run_raw
-from vtabench.spec.isa.insn import Insn
+from vtabench.spec.isa.insn import Insn, encode_insn, encode_program
 from vtabench.spec.isa.layout import AluOp, MemType, Opcode
 from vtabench.verify.builder import ProgramBuilder, Tokens
 from vtabench.verify.directed import directed_programs
@@ -446,3 +448,63 @@ def test_gemm_plan_matches_per_iteration_sum(case: str, batch: int) -> None:
         np.testing.assert_array_equal(acc, np.where(np.isin(np.arange(depth), touched)[:, None, None],
                                                     want, acc0))
         np.testing.assert_array_equal(out[touched], want[touched].astype(np.int8))
+
+
+# ---------------------------------------------------------------------------------------------
+# Fast paths against the code they stand for
+# ---------------------------------------------------------------------------------------------
+
+#: sha256 (first 32 hex digits) of the encoded streams and images of random_program(cfg,
+#: default_rng([s, 3])) for s < 8, as the generator gave them at 3de3082 (before its encoding was
+#: vectorised): a seed gives the regression the program it gave before.
+RANDOM_PROGRAM_DIGESTS = {"cloud32": "f1add34ad3e3a99e6fc8318881b0dfc2",
+                          "cloud64": "8029c7b88703f0ae03f8c79d5bfa0201",
+                          "default": "56f7c3d7bddb52dad9b1198ff4e7de64",
+                          "edge8": "e4bc80eb523f6589f0ff8b466adcb8d3"}
+
+
+@pytest.mark.parametrize("cfg_name", sorted(RANDOM_PROGRAM_DIGESTS))
+def test_a_seed_gives_the_program_it_gave_before(cfg_name: str) -> None:
+    cfg = load_config(cfg_name)
+    h = hashlib.sha256()
+    for s in range(8):
+        prog = random_program(cfg, np.random.default_rng([s, 3]))
+        h.update(prog.code)
+        h.update(prog.dram.tobytes())
+    assert h.hexdigest()[:32] == RANDOM_PROGRAM_DIGESTS[cfg_name]
+
+
+def _test_programs(cfg_name: str) -> list[Program]:
+    cfg = load_config(cfg_name)
+    return directed_programs(cfg) + [random_program(cfg, np.random.default_rng(s))
+                                     for s in range(12)]
+
+
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+def test_stream_encoder_matches_encode_insn(cfg_name: str) -> None:
+    """encode_words packs a whole stream at once; encode_insn, one instruction at a time, is
+    the definition."""
+    cfg = load_config(cfg_name)
+    for prog in _test_programs(cfg_name):
+        want = b"".join(encode_insn(cfg, i, k).to_bytes(16, "little")
+                        for k, i in enumerate(prog.insns))
+        assert encode_program(cfg, prog.insns) == want, prog.name
+
+
+@pytest.mark.parametrize("bad,message", [
+    ({"x_size": 1 << 16}, "instruction 1: LOAD field x_size=65536 outside [0, 65535] (16 bits)"),
+    ({"sram_base": -1}, "instruction 1: LOAD field sram_base=-1 outside [0, 65535] (16 bits)"),
+    ({"opcode": 7}, "7 is not a valid Opcode"),
+    ({"y_size": 2**70}, "instruction 1: LOAD field y_size=1180591620717411303424 outside"),
+])
+def test_stream_encoder_raises_what_encode_insn_raises(bad: dict[str, int], message: str) -> None:
+    cfg = load_config("default")
+    insns = [Insn(Opcode.LOAD, memory_type=MemType.INP, x_size=1, y_size=1),
+             dataclasses.replace(Insn(Opcode.LOAD, memory_type=MemType.INP), **bad),
+             Insn(Opcode.FINISH)]
+    with pytest.raises(ValueError, match=re.escape(message)):
+        encode_program(cfg, insns)
+    # fields outside the kind's layout are not encoded (a LOAD has no imm)
+    plain = [Insn(Opcode.LOAD, memory_type=MemType.INP, imm=1 << 40), Insn(Opcode.FINISH)]
+    assert encode_program(cfg, plain) == b"".join(
+        encode_insn(cfg, i).to_bytes(16, "little") for i in plain)

@@ -19,13 +19,14 @@ these fields were random, and the draws that follow it are unchanged.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
 
 from vtabench.spec.config import CMD_QUEUE_DEPTH, TOKEN_QUEUE_DEPTH, Config
 from vtabench.spec.contracts.stages import QUEUE_ENDS, Stage, TokenQueue
-from vtabench.spec.isa.insn import Insn, encode_program
+from vtabench.spec.isa.insn import Insn, encode_words
 from vtabench.spec.isa.layout import (
     AluOp,
     MemType,
@@ -195,25 +196,45 @@ def _padded_between(p: ProgramBuilder, rng: np.random.Generator, mem: MemType, b
 def randomize_ignored(cfg: Config, insns: list[Insn], dc: np.random.Generator) -> bytes:
     """Random values in the instruction fields the spec ignores (the loop factors of indices a
     reset GEMM or an immediate ALU does not read, the immediate of an ALU without one; changed
-    in ``insns``), and the stream encoded with random reserved bits (FINISH keeps them 0)."""
+    in ``insns``), and the stream encoded with random reserved bits (FINISH keeps them 0).
+
+    The draws, in order: each ignored field's value (instruction by instruction), then 16 bytes
+    of noise per instruction but FINISH, in stream order, taken as one ``dc.bytes`` call (the
+    same bytes as one call per instruction: ``bytes`` draws whole 32-bit words)."""
+    ranges: dict[tuple[Opcode, str], tuple[int, int]] = {}
     for insn in insns:
         if insn.opcode == Opcode.GEMM and insn.reset_reg:
-            names = ["src_factor_out", "src_factor_in", "wgt_factor_out", "wgt_factor_in"]
+            names = _IGNORED_BY_RESET_GEMM
         elif insn.opcode == Opcode.ALU:
-            names = ["src_factor_out", "src_factor_in"] if insn.use_imm else ["imm"]
+            names = _IGNORED_BY_IMM_ALU if insn.use_imm else _IGNORED_BY_ALU
         else:
-            names = []
-        for name in names:
-            lo, hi = insn_layout(cfg, insn.opcode).field(name).value_range
-            setattr(insn, name, int(dc.integers(lo, hi + 1)))
-    code = bytearray(encode_program(cfg, insns))
-    for i, insn in enumerate(insns):
-        if insn.opcode == Opcode.FINISH:
             continue
-        word = int.from_bytes(code[16 * i:16 * i + 16], "little")
-        noise = int.from_bytes(dc.bytes(16), "little") & insn_layout(cfg, insn.opcode).unused_mask
-        code[16 * i:16 * i + 16] = (word | noise).to_bytes(16, "little")
-    return bytes(code)
+        for name in names:
+            bounds = ranges.get((insn.opcode, name))
+            if bounds is None:
+                bounds = ranges[(insn.opcode, name)] = insn_layout(
+                    cfg, insn.opcode).field(name).value_range
+            setattr(insn, name, int(dc.integers(bounds[0], bounds[1] + 1)))
+    words = encode_words(cfg, insns)
+    ops = (words[:, 0] & np.uint64(0b111)).astype(np.int64)
+    noisy = np.flatnonzero(ops != Opcode.FINISH)
+    noise = np.frombuffer(dc.bytes(16 * noisy.size), "<u8").reshape(-1, 2)
+    words[noisy] |= noise & _unused_words(cfg)[ops[noisy]]
+    return words.tobytes()
+
+
+_IGNORED_BY_RESET_GEMM = ("src_factor_out", "src_factor_in", "wgt_factor_out", "wgt_factor_in")
+_IGNORED_BY_IMM_ALU = ("src_factor_out", "src_factor_in")
+_IGNORED_BY_ALU = ("imm",)
+
+
+@lru_cache(maxsize=None)
+def _unused_words(cfg: Config) -> np.ndarray:
+    """(opcode, word) -> the reserved bits of that word of an instruction of that kind."""
+    table = np.zeros((max(Opcode) + 1, 2), np.uint64)
+    for op in Opcode:
+        table[op] = insn_layout(cfg, op).unused_words
+    return table
 
 
 def random_program(cfg: Config, rng: np.random.Generator) -> Program:

@@ -7,7 +7,10 @@ first (:func:`encode_program` / :func:`decode_program`).
 
 from __future__ import annotations
 
+import operator
 from dataclasses import asdict, dataclass, fields
+from functools import lru_cache
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -133,8 +136,86 @@ def decode_insn(cfg: Config, value: int, index: int | None = None) -> Insn:
 
 
 def encode_program(cfg: Config, insns: list[Insn]) -> bytes:
-    return b"".join(encode_insn(cfg, insn, i).to_bytes(INSN_BYTES, "little")
+    """The little-endian binary stream of ``insns`` (:func:`encode_words` as bytes)."""
+    return encode_words(cfg, insns).tobytes()
+
+
+def encode_words(cfg: Config, insns: list[Insn]) -> np.ndarray:
+    """``insns`` encoded as (n, 2) little-endian 64-bit words, word 0 first: what
+    :func:`encode_insn` gives for each, computed for the whole stream at once.
+
+    The fields of every instruction are read into one int64 table (converted as ``int()``
+    converts them, as :func:`encode_insn` does) and packed by each row's kind with the positions
+    of :func:`_program_codec`. A stream that does not encode (an unknown opcode, a field out of
+    range, a value ``int()`` refuses) goes through :func:`encode_insn` one instruction at a time
+    instead, which raises its error naming the instruction."""
+    n = len(insns)
+    if n == 0:
+        return np.zeros((0, 2), "<u8")
+    codec = _program_codec(cfg)
+    try:
+        vals = np.fromiter(chain.from_iterable(map(_insn_fields, insns)), np.int64,
+                           n * len(INSN_FIELD_NAMES)).reshape(n, -1)
+    except (TypeError, ValueError, OverflowError):
+        vals = None
+    if vals is not None:
+        ops = vals[:, 0]
+        if np.all((ops >= 0) & (ops < codec.kinds)):
+            ops = codec.row[ops]
+            lo, hi = codec.lo[ops], codec.hi[ops]
+            if not np.any((vals < lo) | (vals > hi)):
+                bits = (vals & codec.mask[ops]).astype(np.uint64) << codec.shift[ops]
+                high = codec.high[ops]
+                words = np.empty((n, 2), "<u8")
+                words[:, 0] = np.bitwise_or.reduce(np.where(high, np.uint64(0), bits), axis=1)
+                words[:, 1] = np.bitwise_or.reduce(np.where(high, bits, np.uint64(0)), axis=1)
+                return words
+    data = b"".join(encode_insn(cfg, insn, i).to_bytes(INSN_BYTES, "little")
                     for i, insn in enumerate(insns))
+    return np.frombuffer(data, "<u8").reshape(n, 2).copy()
+
+
+#: Every field of an Insn as a tuple, in INSN_FIELD_NAMES order.
+_insn_fields = operator.attrgetter(*INSN_FIELD_NAMES)
+
+
+@dataclass(frozen=True)
+class _ProgramCodec:
+    """The layouts of every kind as tables indexed by (kind row, INSN_FIELD_NAMES column).
+
+    ``row[opcode]`` is the kind's row (opcodes that are no kind map to a row whose opcode range
+    is empty, so they fail the range check); a field that is not the kind's has range
+    [-2^63, 2^63 - 1] and mask 0 (never out of range, never encoded)."""
+
+    kinds: int
+    row: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    mask: np.ndarray
+    shift: np.ndarray
+    high: np.ndarray
+
+
+@lru_cache(maxsize=None)
+def _program_codec(cfg: Config) -> _ProgramCodec:
+    kinds = 1 << insn_layout(cfg, Opcode.FINISH).field("opcode").width
+    rows = len(Opcode) + 1  # the last row: opcodes that are no kind
+    shape = (rows, len(INSN_FIELD_NAMES))
+    lo = np.full(shape, np.iinfo(np.int64).min, np.int64)
+    hi = np.full(shape, np.iinfo(np.int64).max, np.int64)
+    mask = np.zeros(shape, np.int64)
+    shift = np.zeros(shape, np.uint64)
+    high = np.zeros(shape, bool)
+    row = np.full(kinds, rows - 1, np.int64)
+    lo[rows - 1, 0], hi[rows - 1, 0] = 1, 0  # no opcode value is in [1, 0]
+    column = {name: k for k, name in enumerate(INSN_FIELD_NAMES)}
+    for r, op in enumerate(Opcode):
+        row[op] = r
+        for name, lsb, fmask, flo, fhi in insn_layout(cfg, op).codec:
+            k = column[name]
+            lo[r, k], hi[r, k], mask[r, k] = flo, fhi, fmask
+            shift[r, k], high[r, k] = lsb % 64, lsb >= 64
+    return _ProgramCodec(kinds, row, lo, hi, mask, shift, high)
 
 
 def decode_program(cfg: Config, data: bytes) -> list[Insn]:
@@ -201,19 +282,16 @@ def insn_asdict(insn: Insn) -> dict[str, int]:
 
 def encode_uops(cfg: Config, dst: np.ndarray, src: np.ndarray, wgt: np.ndarray) -> np.ndarray:
     """Pack index arrays into uint32 micro-ops; raises EncodeError on an index that overflows."""
-    lay = uop_layout(cfg)
-    arrays = {"dst_idx": np.asarray(dst, np.int64), "src_idx": np.asarray(src, np.int64),
-              "wgt_idx": np.asarray(wgt, np.int64)}
-    out = np.zeros(np.broadcast(*arrays.values()).shape, np.uint64)
-    for f in lay.fields:
-        a = arrays[f.name]
-        bad = np.flatnonzero((a < 0) | (a > f.max))
-        if bad.size:
-            i = int(bad[0])
+    out = np.uint64(0)
+    for f, a in zip(uop_layout(cfg).fields, (dst, src, wgt)):
+        a = np.asarray(a, np.int64)
+        u = a.astype(np.uint64)  # a negative index wraps past every field's maximum
+        if np.any(u > np.uint64(f.max)):
+            i = int(np.flatnonzero(u > np.uint64(f.max))[0])
             raise EncodeError(f"micro-op {i}: {f.name}={int(a.reshape(-1)[i])} outside "
                               f"[0, {f.max}] ({f.width} bits)")
-        out |= a.astype(np.uint64) << np.uint64(f.lsb)
-    return out.astype(np.uint32)
+        out = out | (u << np.uint64(f.lsb))
+    return np.asarray(out).astype(np.uint32)
 
 
 def decode_uops(cfg: Config, uops: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

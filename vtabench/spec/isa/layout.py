@@ -160,6 +160,12 @@ class InsnLayout:
             used |= f.max << f.lsb
         return ((1 << INSN_BITS) - 1) & ~used
 
+    @cached_property
+    def unused_words(self) -> tuple[int, int]:
+        """:attr:`unused_mask` as its two 64-bit words, word 0 first."""
+        mask = self.unused_mask
+        return mask & ((1 << WORD_BITS) - 1), mask >> WORD_BITS
+
 
 @dataclass(frozen=True)
 class UopLayout:
@@ -205,7 +211,10 @@ def layout_overflow(cfg: Config) -> str | None:
 
 def mem_elem_bytes(cfg: Config, mem: MemType) -> int:
     """Bytes of one element of a memory type in DRAM (what dram_base and x_stride count)."""
-    return _elem_bytes(cfg)[MemType(mem)]
+    try:
+        return getattr(cfg, _ELEM_BYTES[mem])  # type: ignore[no-any-return]
+    except KeyError:
+        raise ValueError(f"{mem!r} is not a valid MemType") from None
 
 
 def mem_depth(cfg: Config, mem: MemType) -> int:
@@ -213,11 +222,11 @@ def mem_depth(cfg: Config, mem: MemType) -> int:
     return _depths(cfg)[MemType(mem)]
 
 
-@lru_cache(maxsize=None)
-def _elem_bytes(cfg: Config) -> dict[MemType, int]:
-    return {MemType.UOP: cfg.uop_elem_bytes, MemType.WGT: cfg.wgt_elem_bytes,
-            MemType.INP: cfg.inp_elem_bytes, MemType.ACC: cfg.acc_elem_bytes,
-            MemType.OUT: cfg.out_elem_bytes, MemType.ACC_8BIT: cfg.acc8_elem_bytes}
+#: The Config attribute holding a memory type's element bytes (looked up without hashing the
+#: configuration: the builder and fsim ask for every instruction).
+_ELEM_BYTES = {MemType.UOP: "uop_elem_bytes", MemType.WGT: "wgt_elem_bytes",
+               MemType.INP: "inp_elem_bytes", MemType.ACC: "acc_elem_bytes",
+               MemType.OUT: "out_elem_bytes", MemType.ACC_8BIT: "acc8_elem_bytes"}
 
 
 @lru_cache(maxsize=None)
