@@ -18,6 +18,8 @@ from vtabench.tb.unit.runner import run_bench
 from vtabench.tb.unit.test_alu import test_alu  # noqa: F401
 from vtabench.tb.unit.test_buf import test_buf  # noqa: F401
 from vtabench.tb.unit.test_buf_out import test_buf_out  # noqa: F401
+from vtabench.tb.unit.test_compute import test_compute  # noqa: F401
+from vtabench.tb.unit.test_core import test_core  # noqa: F401
 from vtabench.tb.unit.test_dma_rd import test_dma_rd  # noqa: F401
 from vtabench.tb.unit.test_fetch import test_fetch  # noqa: F401
 from vtabench.tb.unit.test_fifo import test_fifo  # noqa: F401
@@ -26,6 +28,7 @@ from vtabench.tb.unit.test_load import test_load  # noqa: F401
 from vtabench.tb.unit.test_mem_engine import SOURCES as MEM_ENGINE_SOURCES
 from vtabench.tb.unit.test_mem_engine import TOP as MEM_ENGINE_TOP
 from vtabench.tb.unit.test_mem_engine import test_mem_engine  # noqa: F401
+from vtabench.tb.unit.test_shell import test_shell  # noqa: F401
 from vtabench.tb.unit.test_span_mask import test_span_mask  # noqa: F401
 from vtabench.tb.unit.test_sram import test_sram  # noqa: F401
 from vtabench.tb.unit.test_stage_ctrl import test_stage_ctrl  # noqa: F401

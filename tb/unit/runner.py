@@ -32,6 +32,7 @@ import pytest
 from vtabench.hwgen.constants import sv_package_path
 from vtabench.hwgen.contracts import SV_PACKAGES
 from vtabench.rtl.coverage import RtlCoverage
+from vtabench.rtl.filelist import unit_files
 from vtabench.rtl.verilator import HDL_DIR, _runner, setup_verilator_env, waves_format
 from vtabench.workdirs import build_root
 
@@ -50,6 +51,13 @@ def configs(all_fast: bool = False) -> list[object]:
     slow (``all_fast``: none slow, for a module whose build is quick and whose bench is short)."""
     return [pytest.param(name, marks=() if all_fast or name == "default" else pytest.mark.slow)
             for name in CONFIG_NAMES]
+
+
+def unit_sources(*modules: str, hdl: Path = HDL_DIR) -> list[Path]:
+    """The files ``modules`` compile as tops of their own (vtabench.rtl.filelist.unit_files, the
+    IP's file lists in ``hdl``), each once, without the packages every build puts first."""
+    return [f for f in dict.fromkeys(f for m in modules for f in unit_files(m, hdl))
+            if f.name not in {p.name for p in SV_PACKAGES}]
 
 
 def bench_seed() -> int:
