@@ -387,7 +387,8 @@ def test_relax_vm_call_dps_packed(small, cfg, target):
 
 # -- the pass pipeline -----------------------------------------------------------------------
 
-PIPELINE = ["fold_activations", "fuse_residuals", "fold_activations", "lower_integer",
+PIPELINE = ["fold_activations", "fuse_residuals", "fold_activations", "fold_channel_shuffles",
+            "lower_integer",
             "insert_conversions", "check_legal", "place", "insert_copies", "fold_kernel_taps",
             "check_boundaries"]
 
@@ -459,11 +460,11 @@ def test_dump_passes(tmp_path, cfg, capsys):
     assert sorted(p.name for p in (tmp_path / "api").iterdir()) == names
     texts = [(tmp_path / "api" / n).read_text() for n in names]
     assert all(t.startswith(f"# after {n[3:-4]}: ") for t, n in zip(texts, names, strict=True))
-    assert "@vta" not in texts[6] and "@vta" in texts[7]  # placed by `place`
-    assert "copy(" not in texts[7] and "copy(" in texts[8]  # copies by insert_copies
-    assert "im2col" not in texts[8] and "im2col" in texts[9]  # the stem's taps folded
-    assert f"# after check_boundaries: {len(g.nodes)} nodes" in texts[10]
-    assert all(f"\n{name} = " in texts[10] for name in g.order)
+    assert "@vta" not in texts[7] and "@vta" in texts[8]  # placed by `place`
+    assert "copy(" not in texts[8] and "copy(" in texts[9]  # copies by insert_copies
+    assert "im2col" not in texts[9] and "im2col" in texts[10]  # the stem's taps folded
+    assert f"# after check_boundaries: {len(g.nodes)} nodes" in texts[11]
+    assert all(f"\n{name} = " in texts[11] for name in g.order)
 
     onnx.save(small_resnet(), tmp_path / "m.onnx")
     assert main(["compile", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "m.vtapkg"),

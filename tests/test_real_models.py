@@ -203,7 +203,45 @@ def _hardswish_op():
     return _model(b.nodes, b.inits, (1, 16, 5, 7), y, (1, 8, 5, 7), opset=14)
 
 
+def _grouped_shuffle():
+    """A ShuffleNet unit and more on a 10 x 12 map: a channel shuffle (Reshape-Transpose-
+    Reshape) of a tensor that also feeds the residual, folded forward into the grouped conv
+    after it (its input channels permuted); grouped 1x1 convs of 6 input channels per group
+    (not a divisor of the block: the dense conv of the block-diagonal weight), each followed by
+    BatchNormalization; a shuffle folded backward into that conv and its batch norm (their
+    output channels permuted), a depthwise 3x3, the residual as a two-input ``Sum``; a grouped
+    conv of 2 groups (24 -> 32); a grouped 3x3 of 4 channels per group (inside the blocks:
+    blockwise); an ``AveragePool`` over the whole map (a global one)."""
+    b = _Builder(6)
+
+    def grouped(x, cin, cout, groups, k=1, pad=0):
+        w = b.const(b.rng.standard_normal((cout, cin // groups, k, k))
+                    * (2.0 / (cin // groups * k * k)) ** .5)
+        return b.op("Conv", [x, w, b.const(b.rng.standard_normal(cout) * 0.1)],
+                    kernel_shape=[k, k], pads=[pad] * 4, group=groups)
+
+    def shuffle(x, groups, c, h, w):
+        s1, s2 = b.name("shape"), b.name("shape")
+        b.inits[s1] = np.array([1, groups, c // groups, h, w], np.int64)
+        b.inits[s2] = np.array([1, c, h, w], np.int64)
+        t = b.op("Transpose", [b.op("Reshape", [x, s1])], perm=[0, 2, 1, 3, 4])
+        return b.op("Reshape", [t, s2])
+
+    a = b.op("Relu", [b.conv("x", 16, 24)])
+    y = shuffle(a, 2, 24, 10, 12)
+    y = b.op("Relu", [b.bn(grouped(y, 24, 24, 4), 24)])
+    y = shuffle(y, 4, 24, 10, 12)
+    y = b.bn(grouped(y, 24, 24, 24, k=3, pad=1), 24)
+    y = b.bn(grouped(y, 24, 24, 4), 24)
+    y = b.op("Relu", [b.op("Sum", [y, a])])
+    y = b.op("Relu", [grouped(y, 24, 32, 2)])
+    y = b.op("Relu", [grouped(y, 32, 32, 8, k=3, pad=1)])
+    y = b.op("AveragePool", [y], kernel_shape=[10, 12])
+    return _model(b.nodes, b.inits, (1, 16, 10, 12), y, (1, 32, 1, 1))
+
+
 OP_MODELS = {
+    "grouped_shuffle": (_grouped_shuffle, {"conv2d": 9, "avgpool": 1}),
     "bn_hardswish": (_bn_hardswish, {"conv2d": 5, "mul": 1}),
     "se_block": (lambda: _se_block()[0], {"conv2d": 7, "avgpool": 1, "mul": 1}),
     "elementwise": (_elementwise, {"conv2d": 8, "mul": 1, "eltwise_add": 1, "maxpool": 1}),

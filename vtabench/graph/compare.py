@@ -37,10 +37,27 @@ def _read(ex: Executor, n: dict[str, Any]) -> np.ndarray:
     return v
 
 
+def _onnx_order(n: dict[str, Any], v: np.ndarray) -> np.ndarray:
+    """A node's tensor in its ONNX tensor's channel order (a node a channel shuffle was folded
+    into holds channel ``onnx_channels[c]`` of it in channel ``c``)."""
+    perm = n.get("onnx_channels")
+    if perm is None:
+        return v
+    out = np.empty_like(v)
+    out[:, perm] = v
+    return out
+
+
+def _node_order(n: dict[str, Any], v: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`_onnx_order`: an ONNX tensor in the node's channel order."""
+    perm = n.get("onnx_channels")
+    return v if perm is None else np.ascontiguousarray(v[:, perm])
+
+
 def device_tensors(ex: Executor) -> dict[str, np.ndarray]:
     """Every tensor a VTA operator of ``ex``'s package wrote in the last run, by ONNX name, in
-    its ONNX type (uint8 tensors shifted back from their stored form)."""
-    return {n["onnx"]: _read(ex, n) for n in _vta_layers(ex)}
+    its ONNX type (uint8 tensors shifted back from their stored form) and channel order."""
+    return {n["onnx"]: _onnx_order(n, _read(ex, n)) for n in _vta_layers(ex)}
 
 
 def _source(ex: Executor, name: str) -> dict[str, Any]:
@@ -62,13 +79,13 @@ def layerwise(ex: Executor, theirs: dict[str, np.ndarray],
     for n in _vta_layers(ex):
         for i in n["inputs"]:
             src = _source(ex, i)
-            v = np.asarray(theirs[src["onnx"]])
+            v = _node_order(src, np.asarray(theirs[src["onnx"]]))
             if v.dtype == np.uint8:
                 v = (v.astype(np.int16) - 128).astype(np.int8)
             ex.copy_in(i, v.astype(np.int8))  # in the tensor's device form (im2col...)
         addr, count = progs[n["name"]]
         ex.dev.run(addr, count, timeout_s=3600)
-        dev.add(n["onnx"], _read(ex, n), np.asarray(theirs[n["onnx"]]))
+        dev.add(n["onnx"], _onnx_order(n, _read(ex, n)), np.asarray(theirs[n["onnx"]]))
     return dev
 
 

@@ -29,17 +29,20 @@ from vtabench.graph.ir_text import spec_text
 from vtabench.graph.onnx_import import import_onnx
 from vtabench.graph.onnx_prep import ModelError
 from vtabench.graph.pack import (
+    expand_groups,
     pack_act,
     pack_bias,
     pack_blockwise_weight,
     pack_conv_weight,
     pack_dense_weight,
+    pack_grouped_blockwise_weight,
     phys_shape,
 )
 from vtabench.graph.package import Package, WaveProgram, wave_program
 from vtabench.graph.pipeline import Pipeline, in_place
 from vtabench.graph.record import RecordingDevice
 from vtabench.graph.relax_to_graph import to_graph
+from vtabench.graph.shuffle import fold_channel_shuffles
 from vtabench.runtime import DeviceBuffer, Runtime
 from vtabench.spec.config import Config, load_config
 
@@ -47,7 +50,7 @@ from vtabench.spec.config import Config, load_config
 def graph_pipeline(cfg: Config, force_cpu: set[str] | None = None,
                    all_cpu: bool = False) -> Pipeline:
     """The graph passes in order: fold activations, fuse residual Adds, fold activations again,
-    lower to integer forms, insert the uint8 conversions, annotate what VTA can run
+    fold channel shuffles into convolution weights, lower to integer forms, insert the uint8 conversions, annotate what VTA can run
     (``all_cpu``: nothing, for the reference), place, insert copies, fold the kernel taps of
     small-channel convolutions fed by the host into their channels (im2col), check the device
     boundaries."""
@@ -66,6 +69,7 @@ def graph_pipeline(cfg: Config, force_cpu: set[str] | None = None,
         in_place("fold_activations", passes.fold_activations),
         in_place("fuse_residuals", passes.fuse_residuals),
         in_place("fold_activations", passes.fold_activations),
+        in_place("fold_channel_shuffles", fold_channel_shuffles),
         in_place("lower_integer", passes.lower_integer),
         in_place("insert_conversions", passes.insert_conversions),
         in_place("all_on_cpu", reference) if all_cpu else in_place("check_legal", legal),
@@ -237,12 +241,17 @@ def _bind_operands(rt: Runtime, n: Node, op: CompiledOp, tensors: dict[str, dict
 
 
 def _packed_weight(n: Node, cfg: Config) -> np.ndarray:
+    grouped = n.op == "conv2d" and n.q.groups > 1
     if isinstance(n.spec, Conv2dSpec) and n.spec.blockwise:
+        if grouped and n.q.weight.shape[1] > 1:  # groups inside the blocks
+            return pack_grouped_blockwise_weight(n.q.weight, n.q.groups, cfg)
         # a depthwise conv's kernels; a global average pool's are ones over the whole map,
         # a LeakyReLU's a single one (the identity)
         w = n.q.weight if n.op == "conv2d" else np.ones((n.q.bias.size, 1, n.spec.k,
                                                          n.spec.k_w), np.int8)
         return pack_blockwise_weight(w, cfg)
+    if grouped:  # the dense conv of the block-diagonal weight
+        return pack_conv_weight(expand_groups(n.q.weight, n.q.groups), cfg)
     if n.op == "conv2d":
         return pack_conv_weight(n.q.weight, cfg)
     return pack_dense_weight(n.q.weight, cfg)
@@ -253,7 +262,7 @@ def model_macs(n: Node) -> int:
     channels before padding; a depthwise conv one input channel per output)."""
     if n.op == "conv2d" and n.q is not None and n.q.weight is not None:
         o, ci, kh, kw = n.q.weight.shape
-        return int(o * ci * kh * kw * np.prod(n.shape[2:]))
+        return int(o * ci * kh * kw * np.prod(n.shape[2:])) // n.q.expanded_groups
     if n.op == "dense" and n.q is not None and n.q.weight is not None:
         return int(np.prod(n.q.weight.shape))
     if n.op == "avgpool" and n.relax_func is not None:
@@ -267,6 +276,8 @@ def _node_info(n: Node) -> dict[str, Any]:
          "key": n.key}
     if n.onnx:
         d["onnx"] = n.onnx
+    if n.onnx_perm is not None:
+        d["onnx_channels"] = [int(c) for c in n.onnx_perm]
     if n.integer and n.q.out is not None and n.q.out.offset:
         d["offset"] = n.q.out.offset  # stored int8 = q - offset (a uint8 tensor)
     if n.reason:

@@ -70,7 +70,10 @@ class QParams:
     stride: int = 1
     stride_w: int = 0  # the horizontal stride when it differs (PaddleOCR's (2, 1)); 0: stride
     pad: int = 0
-    groups: int = 1  # 1, or the channel count of a depthwise conv (weight (O, 1, K, K))
+    groups: int = 1  # the conv's groups: weight (O, C / groups, K, K); depthwise: groups = C
+    # a grouped conv whose weight became the dense block-diagonal one (a channel shuffle folded
+    # into it: vtabench.graph.shuffle): its group count, so that MAC counts stay the model's
+    expanded_groups: int = 1
     alpha: float = 0.0  # leaky: the negative slope
     res: TensorQ | None = None  # residual operand (inputs[1])
     add_out: TensorQ | None = None  # a fused Add's output
@@ -110,6 +113,9 @@ class Node:
     spec: Any = None  # Conv2dSpec / DenseSpec when on VTA
     iform: Any = None  # the integer form (vtabench.graph.integer.IntegerForm) of a candidate
     onnx: str = ""  # the ONNX tensor it computes (after folding: the last one folded in)
+    # channel c holds channel onnx_perm[c] of that ONNX tensor (a channel shuffle folded into
+    # the node: vtabench.graph.shuffle); None: the same order
+    onnx_perm: np.ndarray | None = None
 
     @property
     def key(self) -> str:

@@ -57,7 +57,9 @@ def _q_text(q: QParams) -> str:
         parts.append(f"add clip [{q.res_lo}, {q.res_hi}]")
     if q.kind == "conv2d":
         parts.append(f"stride {q.stride} pad {q.pad}" + (f" groups {q.groups}"
-                                                          if q.groups != 1 else ""))
+                                                          if q.groups != 1 else "")
+                     + (f" expanded from {q.expanded_groups} groups"
+                        if q.expanded_groups != 1 else ""))
     if q.kind == "leaky":
         parts.append(f"alpha {q.alpha}")
     if not q.integer_exact:

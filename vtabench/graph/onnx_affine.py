@@ -51,7 +51,7 @@ def affine_to_conv(m: Any) -> int:
         for i in n.input:
             consumers.setdefault(i, []).append(n)
     graph_outs = {o.name for o in g.output}
-    shapes = _static_shapes(m)
+    shapes = static_shapes(m)
 
     def const_value(name: str) -> np.ndarray | None:
         """A constant input as float32: an initializer, or a DequantizeLinear of one."""
@@ -139,7 +139,7 @@ def quantize_before_maxpool(m: Any) -> int:
     return count
 
 
-def _static_shapes(m: Any) -> dict[str, list[int]]:
+def static_shapes(m: Any) -> dict[str, list[int]]:
     import onnx
 
     try:

@@ -20,6 +20,8 @@
     of a ``Reshape``), data movement of constants (``Reshape`` of a bias) and the
     ``QuantizeLinear`` of a constant (what onnxruntime writes for a constant it takes for an
     activation: the stored int8 value);
+  - writes a two-input ``Sum`` as ``Add`` and an ``AveragePool`` over its whole input as
+    ``GlobalAveragePool`` (the forms the patterns match);
   - quantizes the input of a ``MaxPool`` that follows a float operator with the pool's output
     parameters (exact: rounding is monotone), and rewrites per-channel affine operators between
     a dequantize and a quantize
@@ -97,6 +99,7 @@ def normalize(model: Any, shapes: dict[str, list[int]] | None = None) -> Any:
     _fix_input_shapes(m, shapes or {})
     _Rewriter(m).rewrite()
     _fold_constants(m)
+    _plain_forms(m)
     quantize_before_maxpool(m)
     affine_to_conv(m)
     return m
@@ -159,6 +162,35 @@ def _fold_constants(m: Any) -> None:
         del m.graph.node[:]
         m.graph.node.extend(keep)
         m.graph.initializer.extend(folded)
+
+
+def _plain_forms(m: Any) -> None:
+    """Operators the patterns know under another name: a ``Sum`` of two tensors is their
+    ``Add`` (TVM's converter writes ``Sum`` as stack + sum, which no pattern matches: the
+    residual Adds of Caffe2 exports such as the zoo's ShuffleNet); an ``AveragePool`` whose
+    unpadded window covers its whole (static) input is a ``GlobalAveragePool``."""
+    from onnx import helper
+
+    from vtabench.graph.onnx_affine import static_shapes
+
+    shapes: dict[str, list[int]] | None = None
+    for k, node in enumerate(m.graph.node):
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        if node.op_type == "Sum" and len(node.input) == 2:
+            m.graph.node[k].CopyFrom(helper.make_node("Add", list(node.input),
+                                                      list(node.output), name=node.name))
+        elif node.op_type == "AveragePool":
+            shapes = static_shapes(m) if shapes is None else shapes
+            a = {x.name: helper.get_attribute_value(x) for x in node.attribute}
+            shape = shapes.get(node.input[0])
+            if (shape is not None and len(shape) == 4
+                    and list(a.get("kernel_shape", [])) == shape[2:]
+                    and not any(a.get("pads", [])) and all(d == 1 for d in a.get(
+                        "dilations", [])) and a.get("auto_pad", b"NOTSET") in (
+                        b"NOTSET", b"VALID", "NOTSET", "VALID") and not a.get("ceil_mode", 0)):
+                m.graph.node[k].CopyFrom(helper.make_node(
+                    "GlobalAveragePool", [node.input[0]], list(node.output), name=node.name))
 
 
 def _fix_input_shapes(m: Any, shapes: dict[str, list[int]]) -> None:

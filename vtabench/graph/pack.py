@@ -78,6 +78,37 @@ def pack_blockwise_weight(w: np.ndarray, cfg: Any) -> np.ndarray:
     return out
 
 
+def expand_groups(w: np.ndarray, groups: int) -> np.ndarray:
+    """A grouped conv's weight (O, C/g, KH, KW) -> the dense (O, C, KH, KW) one with the same
+    result: output channel ``o`` of group ``o // (O/g)`` keeps its kernels over that group's
+    input channels, zeros elsewhere (block diagonal)."""
+    o, cg, kh, kw = w.shape
+    og = o // groups
+    out = np.zeros((o, cg * groups, kh, kw), w.dtype)
+    for g in range(groups):
+        out[g * og:(g + 1) * og, g * cg:(g + 1) * cg] = w[g * og:(g + 1) * og]
+    return out
+
+
+def groups_in_blocks(c: int, o: int, groups: int, cfg: Any) -> bool:
+    """Whether a grouped conv (``c`` input, ``o`` output channels) can run blockwise: as many
+    outputs as inputs and square blocks, and no group straddles a block (the block is a multiple
+    of the channels per group), so output block ``b`` reads input block ``b`` only."""
+    return (c == o and cfg.block_in == cfg.block_out and c % groups == 0
+            and cfg.block_in % (c // groups) == 0)
+
+
+def pack_grouped_blockwise_weight(w: np.ndarray, groups: int, cfg: Any) -> np.ndarray:
+    """A grouped conv's weight (O, C/g, KH, KW) with :func:`groups_in_blocks` -> the diagonal
+    blocks of a blockwise conv, (O/BO, 1, KH, KW, BO, BI): block ``b`` holds the kernels of the
+    groups inside channels ``b * BO .. b * BO + BO - 1`` (the diagonal of the dense expansion)."""
+    BO = cfg.block_out
+    dense = pack_conv_weight(expand_groups(w, groups), cfg)  # (O/BO, C/BI, KH, KW, BO, BI)
+    b = np.arange(dense.shape[0])
+    return np.ascontiguousarray(dense[b, b][:, None]).reshape(dense.shape[0], 1,
+                                                             *dense.shape[2:4], BO, BO)
+
+
 def pack_dense_weight(w: np.ndarray, cfg: Any) -> np.ndarray:
     """(M, K) -> (M/BO, K/BI, BO, BI) (M and K padded)."""
     BI, BO = cfg.block_in, cfg.block_out

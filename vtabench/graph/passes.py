@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vtabench.graph.ir import CPU, VTA, Graph, Node
-from vtabench.graph.pack import phys_channels
+from vtabench.graph.pack import groups_in_blocks, phys_channels
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
@@ -215,9 +215,12 @@ def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> Non
             elif n.op == "conv2d":
                 o, c, k, kw = n.q.weight.shape
                 _, cin, h, w = x.shape
+                # depthwise, or groups inside the blocks: one GEMM per block; other grouped
+                # convs: the dense conv of their block-diagonal weight
+                blockwise = n.q.groups > 1 and groups_in_blocks(cin, o, n.q.groups, cfg)
                 spec = Conv2dSpec(1, phys_channels(cin, cfg), h, w, phys_channels(o, cfg), k,
                                   n.q.stride, n.q.pad, epilogue=n.iform.epilogue, name=n.name,
-                                  blockwise=n.q.groups > 1, kernel_w=kw if kw != k else 0,
+                                  blockwise=blockwise, kernel_w=kw if kw != k else 0,
                                   stride_w=n.q.stride_w)
             else:
                 m, k = n.q.weight.shape

@@ -194,11 +194,7 @@ def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int
             ok = (len({int(p) for p in a.padding}) == 1 and all(int(d) == 1 for d in a.dilation)
                   and str(a.data_layout) == "NCHW" and str(a.kernel_layout) == "OIHW")
             qp.groups = int(a.groups)
-            if qp.groups != 1 and not (qp.groups == w.shape[0] and w.shape[1] == 1):
-                qp.unsupported = (f"grouped convolution (groups={qp.groups}, "
-                                  f"{w.shape[1]} input channels per group): only dense and "
-                                  f"depthwise convolutions have an integer form here")
-            elif not ok:
+            if not ok:
                 qp.unsupported = ("conv2d attributes outside VTA's form (equal pads on every "
                                   "side, no dilation, NCHW/OIHW)")
         return qp, [index(xin)], {}
