@@ -3,8 +3,10 @@ report), the random DRAM fill outside every buffer and its check, waves written 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from vtabench.cli import main
@@ -191,3 +193,77 @@ def test_report_marks_waived_points_and_the_signoff(tmp_path):
     assert "<h2>Waivers</h2>" in page and "waiver 3 (vta_buf toggle g_bank[*].lane[2:2])" in page
     unjudged = write_report(tmp_path / "plain", cov, {"a/b": 1}, ["a/b"], "t").read_text()
     assert "Sign-off" not in unjudged
+
+
+# --- random DRAM fill outside every buffer ------------------------------------------------------
+
+def test_images_are_random_outside_every_buffer():
+    from vtabench.spec.config import load_config
+    from vtabench.verify.random_case import TAIL_BEATS, buffer_mask
+    from vtabench.verify.regress.campaign import generate
+
+    cfg = load_config("default")
+    for k in range(12):
+        prog = generate(cfg, 11, k)
+        if not prog.legal:  # a broken stream may address past the image (its defect)
+            continue
+        inside = buffer_mask(cfg, list(prog.insns), prog.dram.size)
+        tail = prog.dram.size - 1 - int(np.flatnonzero(inside)[-1])
+        assert cfg.bus_bytes <= tail < (TAIL_BEATS + 1) * cfg.bus_bytes, (k, tail)
+        outside = prog.dram[~inside]
+        assert len(set(outside.tolist())) > 16, k  # random bytes, not a fill pattern
+    # the draws of the program and its setup are the generator's as before: the fill has a
+    # stream of its own (same seed, same instructions)
+    again = generate(cfg, 11, 3)
+    assert again.insns == generate(cfg, 11, 3).insns and (again.dram == generate(cfg, 11, 3).dram).all()
+
+
+def test_a_write_outside_every_store_row_is_caught_after_any_outcome():
+    from vtabench.spec.config import load_config
+    from vtabench.spec.contracts.errors import ErrorCode
+    from vtabench.spec.program import Origin, Outcome
+    from vtabench.verify.random_case import buffer_mask
+    from vtabench.verify.regress.diff import compare, unstored_change
+    from vtabench.verify.regress.campaign import generate
+    from vtabench.spec.isa import Opcode
+
+    cfg = load_config("default")
+    prog = generate(cfg, 11, 0)
+    failing = replace(prog, origin=Origin("fault.write"),
+                      expect={"rtl": Outcome(ErrorCode.AXI_WR, (0,))})
+    stored = buffer_mask(cfg, list(prog.insns), prog.dram.size, (Opcode.STORE,))
+    got = prog.dram.copy()
+    got[np.flatnonzero(stored)[:5]] ^= 0x5A  # a store's bytes: anything after an error
+    assert unstored_change(cfg, "rtl", failing, got) is None
+    beside = int(np.flatnonzero(~stored)[-1])
+    got[beside] ^= 1
+    m = unstored_change(cfg, "rtl", failing, got)
+    assert m is not None and m.byte == beside and m.differing_bytes == 1
+    assert "(outside every STORE's rows): input image" in m.describe()
+    # fsim's image is held to the same rule (reported as fsim's) when a clean run is compared
+    bad_golden = prog.dram.copy()
+    bad_golden[beside] ^= 1
+    assert compare(cfg, "rtl", prog, bad_golden, prog.dram).target == "fsim"
+
+
+def test_run_on_target_reports_a_stray_write(monkeypatch):
+    import vtabench.drivers.api as api
+    from vtabench.spec.config import load_config
+    from vtabench.verify.regress.campaign import generate
+    from vtabench.verify.regress.diff import run_on_target
+
+    cfg = load_config("default")
+    progs = [generate(cfg, 11, k) for k in range(3)]
+    progs = [p for p in progs if p.outcome("fsim") is not None]
+    _, problems = run_on_target(cfg, "fsim", progs, seed=1)
+    assert problems == [None] * len(progs)
+    real = api.run_program
+
+    def stray(dev, code, dram, *args, **kwargs):  # a target that also writes the last byte
+        result = real(dev, code, dram, *args, **kwargs)
+        dram[-1] ^= 0xFF
+        return result
+
+    monkeypatch.setattr(api, "run_program", stray)
+    _, problems = run_on_target(cfg, "fsim", progs, seed=1)
+    assert all(p and "outside every STORE's rows" in p for p in problems), problems

@@ -10,6 +10,10 @@ expected outcomes):
 - placement: the instruction stream at any 16-byte alignment after the image (the fetch unit
   sees every lane of a bus beat and streams that cross 4 KiB), the image at a nonzero
   bus-aligned DRAM base;
+- the image's bytes outside every buffer (no LOAD reads them, no STORE writes them: gaps between
+  buffers, store rows' strides, and a tail of 1 to :data:`TAIL_BEATS` bus beats after the last
+  buffer) random (:func:`fill_outside_buffers`), so that a target writing where no STORE does
+  changes a byte that the regression checks (:func:`~vtabench.verify.regress.diff.compare`);
 - now and then one failure the targets must report (:data:`KINDS`): an AXI read error on one
   beat of a LOAD's data that no other LOAD or STORE touches (the LOAD's index) or of the instruction stream, an AXI write error on
   one write burst, a misaligned instruction or DRAM base (ALIGN at index 0), or an illegal
@@ -39,6 +43,8 @@ KINDS = {"illegal": 0.16, "fault.read": 0.05, "fault.fetch": 0.03, "fault.write"
 #: Share of cases run with the default (ideal) memory timing, and with a nonzero DRAM base.
 IDEAL_TIMING = 0.3
 MOVED_IMAGE = 0.25
+#: Most bus beats of random bytes after the program's image (at least one).
+TAIL_BEATS = 4
 
 
 def random_timing(rng: np.random.Generator) -> dict[str, int]:
@@ -60,7 +66,7 @@ def random_timing(rng: np.random.Generator) -> dict[str, int]:
 
 def random_case(cfg: Config, rng: np.random.Generator) -> Program:
     """A random program with a random run setup (see the module docstring)."""
-    body = random_program(cfg, rng)
+    body = fill_outside_buffers(cfg, random_program(cfg, rng), rng.spawn(1)[0])
     case = replace(body, knobs=random_timing(rng), origin=Origin(),
                    placement=Placement(dram_base=cfg.bus_bytes * int(rng.integers(1, 64))
                                        if rng.random() < MOVED_IMAGE else 0,
@@ -142,6 +148,32 @@ def _fault(cfg: Config, body: Program, kind: str, rng: np.random.Generator) -> P
     return replace(body, origin=Origin(kind), knobs={**body.knobs, "fault_lo": lo,
                                                      "fault_hi": lo + cfg.bus_bytes},
                    expect={"rtl": Outcome(ErrorCode.AXI_RD, (index,))})
+
+
+def buffer_mask(cfg: Config, insns: list[Insn], size: int,
+                ops: tuple[Opcode, ...] = (Opcode.LOAD, Opcode.STORE)) -> np.ndarray:
+    """Bytes of an image of ``size`` bytes that the rows of the ``ops`` instructions (LOADs read,
+    STOREs write) cover, as a boolean mask."""
+    mask = np.zeros(size, bool)
+    for insn in insns:
+        if insn.opcode not in ops or not insn.x_size or not insn.y_size:
+            continue
+        eb = mem_elem_bytes(cfg, MemType(insn.memory_type))
+        for y in range(insn.y_size):
+            start = (insn.dram_base + y * insn.x_stride) * eb
+            mask[start:start + insn.x_size * eb] = True
+    return mask
+
+
+def fill_outside_buffers(cfg: Config, body: Program, rng: np.random.Generator) -> Program:
+    """``body`` with 1 to TAIL_BEATS bus beats appended to its image and every byte that no LOAD
+    or STORE row covers random. The draws come from ``rng`` alone (the caller's stream is not
+    touched: the same seed makes the same program as before, on a filled image)."""
+    tail = cfg.bus_bytes * int(rng.integers(1, TAIL_BEATS + 1))
+    dram = np.concatenate([body.dram, np.zeros(tail, np.uint8)])
+    outside = ~buffer_mask(cfg, body.insns, dram.size)
+    dram[outside] = rng.integers(0, 256, int(outside.sum()), np.uint8)
+    return replace(body, dram=dram)
 
 
 def beat_owners(cfg: Config, insns: list[Insn], op: Opcode) -> dict[int, set[int]]:

@@ -1,7 +1,9 @@
 """Differential runs: one program on several targets, checked against fsim and what it expects.
 
-Everything the bench observes is checked (:func:`check`): the DRAM image (compared with fsim's
-when the run must be clean), the run state, the error code and instruction index (what the
+Everything the bench observes is checked (:func:`check`, :func:`compare`): the DRAM image
+(compared with fsim's when the run must be clean; after any run, every byte no STORE writes is
+the input's, fsim's image included: the generator fills those bytes at random, so a write beside
+a store's rows shows), the run state, the error code and instruction index (what the
 program's :class:`~vtabench.spec.program.Outcome` says: none, or the code and index of an
 illegal stream or an injected response error), and on the RTL the DRAM model's counters:
 protocol errors (a burst across 4 KiB, a wrong WLAST...), error responses of a clean run, bytes
@@ -24,6 +26,7 @@ from vtabench.spec.contracts.errors import ErrorCode, describe
 from vtabench.spec.isa.asm import format_insn
 from vtabench.spec.isa.layout import MemType, Opcode, mem_elem_bytes
 from vtabench.spec.tokens import schedule
+from vtabench.verify.random_case import buffer_mask
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
@@ -41,12 +44,13 @@ class Mismatch:
     writer: int | None  # instruction index
     writer_text: str
     element: str
+    reference: str = "fsim"  # what ``expected`` is: fsim's image, or the input image
 
     def describe(self) -> str:
         who = (f"written by instruction {self.writer} ({self.writer_text})"
                if self.writer is not None else "no instruction writes it (stray write)")
         return (f"{self.target}: first difference at DRAM byte {self.byte:#x} ({self.element}): "
-                f"fsim {self.expected:#04x}, {self.target} {self.got:#04x}; {who}; "
+                f"{self.reference} {self.expected:#04x}, {self.target} {self.got:#04x}; {who}; "
                 f"{self.differing_bytes} byte(s) differ")
 
 
@@ -112,14 +116,31 @@ def golden_image(cfg: Config, prog: Program,
     return img
 
 
+def unstored_change(cfg: Config, target: str, prog: Program, got: np.ndarray) -> Mismatch | None:
+    """The first byte of ``got`` outside every STORE's rows that differs from ``prog``'s input
+    image (no target may write there, whatever the run's outcome)."""
+    if got.shape != prog.dram.shape:
+        raise ValueError(f"{target}: image of {got.size} bytes, expected {prog.dram.size}")
+    stored = buffer_mask(cfg, list(prog.insns), got.size, (Opcode.STORE,))
+    diff = np.flatnonzero((got != prog.dram) & ~stored)
+    if not diff.size:
+        return None
+    byte = int(diff[0])
+    return Mismatch(target, byte, int(prog.dram[byte]), int(got[byte]), int(diff.size), None, "",
+                    "outside every STORE's rows", "input image")
+
+
 def compare(cfg: Config, target: str, prog: Program, expected: np.ndarray,
             got: np.ndarray) -> Mismatch | None:
     """The first difference of ``got`` from fsim's image, when ``prog`` must run cleanly on
-    ``target`` (after an error the image is whatever the target did until it stopped)."""
+    ``target`` (after an error the image is whatever the target did until it stopped; bytes no
+    STORE writes are checked in :func:`run_on_target` after every run); first, a byte fsim's
+    ``expected`` changed outside every STORE's rows (reported as fsim's)."""
     want = prog.outcome(target)
     if want is None or want.error != ErrorCode.NONE:
         return None
-    return first_mismatch(cfg, target, prog.insns, expected, got)
+    return (unstored_change(cfg, "fsim", prog, expected)
+            or first_mismatch(cfg, target, prog.insns, expected, got))
 
 
 def check(target: str, prog: Program, obs: Observation) -> str | None:
@@ -148,7 +169,7 @@ def run_on_target(cfg: Config, target: str, programs: Sequence[Program], *, seed
                   ) -> tuple[list[np.ndarray], list[str | None]]:
     """Run every program on ``target``; returns the DRAM images after the runs (inputs untouched;
     a program the target does not run keeps its input image) and, per program, None or what
-    :func:`check` found wrong.
+    :func:`check` found wrong and a byte the run changed outside every STORE's rows.
 
     A target with a core bench (rtl) runs the whole list there, in one simulator process, with
     each program's DRAM knobs and placement; the other targets open one device (memory for the
@@ -161,7 +182,9 @@ def run_on_target(cfg: Config, target: str, programs: Sequence[Program], *, seed
         dict(target_opts or {}))
     problems: list[str | None] = [None] * len(programs)
     for k, obs in zip(runs, observed, strict=True):
-        problems[k] = check(target, programs[k], obs)
+        stray = unstored_change(cfg, target, programs[k], images[k])
+        found = [check(target, programs[k], obs), stray.describe() if stray else None]
+        problems[k] = "; ".join(f for f in found if f) or None
     return images, problems
 
 
