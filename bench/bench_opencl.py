@@ -13,24 +13,34 @@ Runs with numpy + pyopencl and the numpy-only parts of vtabench (from a checkout
     # random programs: generated and run on fsim in a process pool, run on the device in batch
     # launches, every DRAM image compared with fsim's; checked programs per minute
     python bench/bench_opencl.py random --config default --count 10000 --jobs 16
+    # the host side alone (no device, no pyopencl needed): programs per minute with 16 workers
+    # and per worker, and the main process's share; the end-to-end figure cannot exceed it
+    python bench/bench_opencl.py random --config default --count 10000 --jobs 16 --golden-only
 
 ``--platform`` / ``--device`` pick the device (name substrings), ``--variant`` / ``--group-size``
 the kernel. ``--json PATH`` writes the figures. The int32 multiply-add rate a figure is set
 against is compute units x ``--int32-lanes`` (64 per SM on NVIDIA Hopper) x the device's maximum
 clock.
+
+OpenBLAS runs single-threaded unless OPENBLAS_NUM_THREADS says otherwise: the random mode's
+workers, one per core, each run small matmuls, where more threads only compete for the cores.
 """
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads OpenBLAS
+
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
 import zipfile
-from dataclasses import replace
-from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
+from dataclasses import dataclass
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -220,56 +230,145 @@ def bench_upstream(cfg: Config, image: np.ndarray, programs: list[np.ndarray],
 # Random programs
 # ---------------------------------------------------------------------------------------------
 
-def _golden_chunk(config: str, seed: int, indices: list[int]) -> list[tuple[Any, np.ndarray]]:
+@dataclass
+class GoldenChunk:
+    """Random programs as a worker hands them to the main process: what the device run and the
+    comparison need, packed in a few buffers.
+
+    A :class:`Program` with its list of Insn objects pickles to about 80 kB and takes the main
+    process about 1 ms to unpickle: at ~25,000 programs per minute that alone fills the one
+    process that feeds the device, whatever the number of workers. Packed, a program costs it a
+    few microseconds."""
+
+    names: list[str]
+    code: bytes  # the encoded streams, one after the other
+    code_at: list[int]  # program k's stream: code[code_at[k]:code_at[k + 1]]
+    dram: np.ndarray  # the images before the run, one after the other (uint8)
+    ref: np.ndarray  # fsim's images after the run, at the same offsets
+    dram_at: list[int]
+    generate_s: float  # the worker's time generating the programs
+    fsim_s: float  # and running them on fsim
+
+    def programs(self) -> tuple[list[Program], list[np.ndarray]]:
+        """The programs, each with a copy of its image to run on, and fsim's images."""
+        images = self.dram.copy()
+        a, c = self.dram_at, self.code_at
+        progs = [Program(name, [], images[a[k]:a[k + 1]], self.code[c[k]:c[k + 1]])
+                 for k, name in enumerate(self.names)]
+        return progs, [self.ref[a[k]:a[k + 1]] for k in range(len(self.names))]
+
+
+def _golden_chunk(config: str, seed: int, indices: list[int]) -> GoldenChunk:
     """Worker: random programs ``indices`` of the run (as vtabench regress generates them) and
     their fsim images."""
     from vtabench.fsim import Fsim
     from vtabench.verify.random_program import random_program
 
     cfg = load_config(config)
-    out = []
+    names, codes, drams, refs = [], [], [], []
+    gen_s = fsim_s = 0.0
     for k in indices:
+        t0 = time.perf_counter()
         prog = random_program(cfg, np.random.default_rng([seed, k]))
+        t1 = time.perf_counter()
         ref = prog.dram.copy()
         Fsim(cfg).run(prog.insns, ref)
-        out.append((prog, ref))
+        fsim_s += time.perf_counter() - t1
+        gen_s += t1 - t0
+        names.append(f"{prog.name} (seed [{seed}, {k}])")
+        codes.append(prog.encoded(cfg))
+        drams.append(prog.dram)
+        refs.append(ref)
+    return GoldenChunk(names, b"".join(codes), _offsets(len(c) for c in codes),
+                       np.concatenate(drams), np.concatenate(refs),
+                       _offsets(d.size for d in drams), gen_s, fsim_s)
+
+
+def _offsets(sizes: Any) -> list[int]:
+    out = [0]
+    for n in sizes:
+        out.append(out[-1] + n)
     return out
 
 
-def bench_random(args: argparse.Namespace) -> dict[str, Any]:
-    cfg = load_config(args.config)
-    dev = _open(cfg, 1 << 20, args)
-    chunk = max(1, args.chunk)
+def _check_batch(dev: Any, batch: list[tuple[Program, np.ndarray]],
+                 timeout: float) -> tuple[int, float]:
+    """Run ``batch`` in one batch launch and compare each image with fsim's; returns the
+    failures and the launch's seconds (transfers included)."""
     t0 = time.perf_counter()
+    results = dev.run_programs([p for p, _ in batch], timeout)
+    seconds = time.perf_counter() - t0
+    bad = 0
+    for (p, ref), r in zip(batch, results):
+        if isinstance(r, Exception) or not np.array_equal(p.dram, ref):
+            bad += 1
+            print(f"FAIL {p.name}: {r if isinstance(r, Exception) else 'image differs'}")
+    return bad, seconds
+
+
+def bench_random(args: argparse.Namespace) -> dict[str, Any]:
+    """Random programs generated and run on fsim by ``--jobs`` worker processes, each chunk of
+    ``--golden-chunk`` programs handed back as it completes; the main process collects them into
+    batch launches of ``--chunk`` programs and compares every image with fsim's. With
+    ``--golden-only`` the main process does all of that but the launch (and compares nothing):
+    the host side's rate, which bounds the end-to-end figure."""
+    cfg = load_config(args.config)
+    step = max(1, args.golden_chunk)
     checked = bad = 0
-    device_s = 0.0
-    with dev, ProcessPoolExecutor(max_workers=args.jobs) as pool:
+    device_s = main_s = gen_s = fsim_s = 0.0
+    pending: list[tuple[Program, np.ndarray]] = []
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        # Every task is submitted (and the workers forked) before the device is opened.
         futures = [pool.submit(_golden_chunk, cfg.name, args.seed,
-                               list(range(i, min(i + chunk, args.count))))
-                   for i in range(0, args.count, chunk)]
-        for fut in futures:
-            pairs = fut.result()
-            images = [p.dram.copy() for p, _ in pairs]
-            d0 = time.perf_counter()
-            results = dev.run_programs([replace(p, dram=img)
-                                        for (p, _), img in zip(pairs, images)], args.timeout)
-            device_s += time.perf_counter() - d0
-            for (p, ref), img, r in zip(pairs, images, results):
-                checked += 1
-                if isinstance(r, Exception) or not np.array_equal(img, ref):
-                    bad += 1
-                    print(f"FAIL {p.name}: {r if isinstance(r, Exception) else 'image differs'}")
+                               list(range(i, min(i + step, args.count))))
+                   for i in range(0, args.count, step)]
+        with nullcontext() if args.golden_only else _open(cfg, 1 << 20, args) as dev:
+            for k, fut in enumerate(as_completed(futures)):
+                chunk = fut.result()
+                m0 = time.perf_counter()
+                gen_s += chunk.generate_s
+                fsim_s += chunk.fsim_s
+                progs, refs = chunk.programs()
+                if dev is not None:
+                    pending += zip(progs, refs)
+                    last = k == len(futures) - 1
+                    while pending and (len(pending) >= args.chunk or last):
+                        batch, pending = pending[:args.chunk], pending[args.chunk:]
+                        failed, seconds = _check_batch(dev, batch, args.timeout)
+                        checked += len(batch)
+                        bad += failed
+                        device_s += seconds
+                        main_s -= seconds
+                main_s += time.perf_counter() - m0
     total = time.perf_counter() - t0
-    report = {"config": cfg.name, "device": dev.name, "kernel": dev.info()["kernel"],
-              "programs": checked, "failed": bad, "seconds": round(total, 2),
-              "checked_per_minute": round(60 * checked / total),
-              "device_seconds": round(device_s, 3),
-              "device_programs_per_minute": round(60 * checked / device_s)}
+    n = args.count
+    per_worker = 60 * n / (gen_s + fsim_s)
+    report: dict[str, Any] = {
+        "config": cfg.name, "seed": args.seed, "jobs": args.jobs, "golden_chunk": step,
+        "seconds": round(total, 2), "programs_per_minute": round(60 * n / total),
+        "worker_generate_ms": round(1e3 * gen_s / n, 3),
+        "worker_fsim_ms": round(1e3 * fsim_s / n, 3),
+        "per_worker_per_minute": round(per_worker),
+        "main_ms": round(1e3 * main_s / n, 4)}
+    host = (f"workers: {report['worker_generate_ms']:.2f} ms generating + "
+            f"{report['worker_fsim_ms']:.2f} ms on fsim per program = {per_worker:,.0f} per "
+            f"minute per worker; main process {report['main_ms']:.3f} ms per program besides the "
+            f"device")
+    if dev is None:
+        print(f"{n} random programs ({cfg.name}, seed {args.seed}), golden side only: {total:.1f} "
+              f"s with {args.jobs} workers = {report['programs_per_minute']:,} programs per "
+              f"minute; {host}")
+        return report
+    report.update(device=dev.name, kernel=dev.info()["kernel"], programs=checked, failed=bad,
+                  checked_per_minute=report["programs_per_minute"],
+                  device_seconds=round(device_s, 3),
+                  device_programs_per_minute=round(60 * checked / device_s))
     print(f"{checked} random programs ({cfg.name}, seed {args.seed}) on {dev.name}: {bad} failed; "
           f"{total:.1f} s end to end with {args.jobs} fsim workers = "
-          f"{report['checked_per_minute']} checked programs per minute; device batches "
-          f"(transfers included) {device_s:.2f} s = {report['device_programs_per_minute']} "
-          f"per minute")
+          f"{report['checked_per_minute']:,} checked programs per minute; device batches "
+          f"(transfers included) {device_s:.2f} s = {report['device_programs_per_minute']:,} "
+          f"per minute; {host}")
     return report
 
 
@@ -289,6 +388,11 @@ def main(argv: list[str] | None = None) -> int:
     rnd.add_argument("--count", type=int, default=2000)
     rnd.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     rnd.add_argument("--chunk", type=int, default=500, help="programs per batch launch")
+    rnd.add_argument("--golden-chunk", type=int, default=50,
+                     help="programs a worker generates and runs on fsim per task")
+    rnd.add_argument("--golden-only", action="store_true",
+                     help="no device: the host side's rate (generation, fsim, the main "
+                          "process's share) with --jobs workers")
     for p in (pk, rnd):
         p.add_argument("--platform")
         p.add_argument("--device")
