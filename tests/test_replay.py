@@ -93,3 +93,30 @@ def test_a_mutant_failure_replays_on_the_mutant(tmp_path: Path) -> None:
     assert failed is not None
     save_failure(CFG, prog, tmp_path, 1, ["fsim", "rtl"], {"rtl": opts})
     assert replay(load_failure(tmp_path)) == {"rtl": failed}
+
+
+def test_waves_on_fail_writes_waves_of_an_rtl_failure(tmp_path: Path, monkeypatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """regress --waves-on-fail: a failure the regression saved gets its waves and a GTKWave save
+    file, rerun on the cocotb bench, before the command ends (the regression itself stands in:
+    it saves the broken case and reports its rtl verdict, as a chunk does)."""
+    import vtabench.verify.regress.campaign as campaign
+    from vtabench.verify.regress.coverage import FunctionalCoverage
+
+    name, prog = broken_case()
+    _, (problem,) = run_on_target(CFG, "rtl", [prog], seed=7)
+
+    def regress(config, count, seed, targets, *, save_dir, **_):  # type: ignore[no-untyped-def]
+        save_failure(CFG, prog, save_dir, 7, ["fsim", *targets])
+        return campaign.RegressResult(config, seed, targets,
+                                      [campaign.ProgramVerdict(0, name, 1.0, error=problem)],
+                                      FunctionalCoverage(CFG), 1.0)
+
+    monkeypatch.setattr(campaign, "regress", regress)
+    assert main(["regress", "--count", "1", "--seed", "7", "--targets", "fsim,rtl",
+                 "--save-dir", str(tmp_path), "--waves-on-fail", "--no-shrink"]) == 1
+    out = capsys.readouterr().out
+    waves = [p for p in tmp_path.iterdir() if p.suffix in (".fst", ".vcd")]
+    assert [p.stem for p in waves] == [name] and waves[0].stat().st_size > 0
+    assert "[dumpfile]" in waves[0].with_suffix(".gtkw").read_text()
+    assert f"{name}: {waves[0]} and {waves[0].with_suffix('.gtkw')} (failed again)" in out

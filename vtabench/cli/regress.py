@@ -8,12 +8,18 @@ import random
 from concurrent.futures import Executor
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vtabench.cli import positive_int
 from vtabench.drivers.api import BACKENDS
 
+if TYPE_CHECKING:
+    from vtabench.verify.regress.campaign import RegressResult
+
 #: Local worker processes when neither --jobs nor --cluster says otherwise.
 DEFAULT_JOBS = 2
+#: Failures that --waves-on-fail writes waves of (a rerun with waves each, about a minute).
+WAVES_ON_FAIL = 3
 
 
 def _names(text: str) -> list[str]:
@@ -47,6 +53,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--waves", type=Path, nargs="?", const=Path("auto"), metavar="FILE",
                    help="with --replay: the rtl run writes waves (the cocotb bench; default "
                    "beside the saved failure, NAME.fst) and a GTKWave save file beside them")
+    p.add_argument("--waves-on-fail", action="store_true",
+                   help="after the run, rerun each failure of the rtl target (the first "
+                   f"{WAVES_ON_FAIL}) on the cocotb bench with waves: NAME.fst (or .vcd) and a "
+                   "GTKWave save file NAME.gtkw beside the saved failure in --save-dir")
     p.add_argument("--rtl-coverage", type=Path, metavar="DIR",
                    help="collect Verilator line/toggle coverage of the rtl runs, merged in DIR "
                    "(a coverage build of the core; text summary, lcov.info and an HTML report, "
@@ -118,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
         return _replay(args)
     if args.waves is not None:
         raise ValueError("--waves: only with --replay")
+    if args.waves_on_fail and "rtl" not in _names(args.targets):
+        raise ValueError("--waves-on-fail: only with the rtl target (--targets ...,rtl)")
     if args.signoff and args.rtl_coverage is None:
         raise ValueError("--signoff: only with --rtl-coverage DIR")
     if args.waivers is not None and not args.signoff:
@@ -183,6 +195,8 @@ def _run_programs(args: argparse.Namespace, targets: list[str], seed: int,
         args.coverage_json.parent.mkdir(parents=True, exist_ok=True)
         args.coverage_json.write_text(coverage_json(result))
     print(summary(result))
+    if args.waves_on_fail:
+        _waves_of_failures(result, args.save_dir)
     title = (f"regress {result.config}: {len(result.results)} programs, seed {result.seed}, "
              f"{' vs '.join(result.targets)}")
     if args.coverage_png:
@@ -214,6 +228,21 @@ def _run_programs(args: argparse.Namespace, targets: list[str], seed: int,
         if failures:
             return 1
     return 1 if result.failed else 0
+
+
+def _waves_of_failures(result: RegressResult, save_dir: Path) -> None:
+    """--waves-on-fail: waves and a GTKWave save file of the first failures of the rtl target."""
+    from vtabench.verify.regress.replay import failure_waves
+
+    rtl = [r.name for r in result.failed
+           if (r.error or "").startswith("rtl") or any(m.target == "rtl" for m in r.mismatches)]
+    if not rtl:
+        return
+    print(f"waves of {min(len(rtl), WAVES_ON_FAIL)} of {len(rtl)} rtl failure(s), rerun on the "
+          "cocotb bench:")
+    for name, (waves, verdict) in zip(rtl, failure_waves(save_dir, rtl[:WAVES_ON_FAIL])):
+        again = "failed again" if verdict else "PASSED on the rerun (timing-dependent?)"
+        print(f"  {name}: {waves} and {waves.with_suffix('.gtkw')} ({again})")
 
 
 def _run_networks(args: argparse.Namespace, targets: list[str], seed: int,

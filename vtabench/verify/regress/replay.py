@@ -9,7 +9,8 @@ model's back-pressure), the configuration, the targets, their options (an RTL mu
 and the commit of the checkout.
 :func:`load_failure` reads the four files back into a Program and :func:`replay` reruns it on
 each target's bench (the core bench for rtl, through :func:`run_on_target`, as the regression
-did) against fsim, optionally writing waves and a GTKWave save file.
+did) against fsim, optionally writing waves and a GTKWave save file; :func:`failure_waves` does
+that for the rtl target of failures a regression just saved (``regress --waves-on-fail``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import json
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -142,14 +143,16 @@ def load_failure(path: Path) -> SavedFailure:
     return SavedFailure(cfg, prog, rec, rec_path.parent)
 
 
-def replay(saved: SavedFailure, waves: Path | None = None) -> dict[str, str | None]:
-    """Rerun the saved program on each of its targets but fsim, with its bench seed, knobs and
-    placement; target -> what is wrong (None: it passed). ``waves``: the rtl run writes its
-    waves there (the cocotb bench) and a GTKWave save file beside them."""
+def replay(saved: SavedFailure, waves: Path | None = None,
+           targets: Sequence[str] | None = None) -> dict[str, str | None]:
+    """Rerun the saved program on each of its targets but fsim (or those of ``targets``), with
+    its bench seed, knobs and placement; target -> what is wrong (None: it passed). ``waves``:
+    the rtl run writes its waves there (the cocotb bench) and a GTKWave save file beside them."""
     cfg, prog, rec = saved.cfg, saved.program, saved.record
     expected = golden_image(cfg, prog)
     out: dict[str, str | None] = {}
-    for target in (t for t in rec["targets"] if t != "fsim"):
+    for target in (t for t in rec["targets"]
+                   if t != "fsim" and (targets is None or t in targets)):
         opts = _opts_from_json(rec["target_opts"].get(target) or {})
         if waves is not None and target == "rtl":
             opts["waves"] = waves
@@ -161,4 +164,19 @@ def replay(saved: SavedFailure, waves: Path | None = None) -> dict[str, str | No
         from vtabench.report.gtkw import find_waves, write_gtkw
 
         write_gtkw(find_waves(waves))
+    return out
+
+
+def failure_waves(save_dir: Path, names: Sequence[str]) -> list[tuple[Path, str | None]]:
+    """Waves of the saved failures ``names`` (NAME.json in ``save_dir``): each reruns on the rtl
+    target's cocotb bench with waves on, NAME.fst (or .vcd) and NAME.gtkw beside its other
+    files; per failure, the waves' path and the rerun's rtl verdict (None: it passed there)."""
+    from vtabench.report.gtkw import find_waves
+
+    out = []
+    for name in names:
+        saved = load_failure(save_dir / f"{name}.json")
+        waves = save_dir / f"{name}.fst"
+        verdict = replay(saved, waves, targets=["rtl"])
+        out.append((find_waves(waves), verdict.get("rtl")))
     return out
