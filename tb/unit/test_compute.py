@@ -86,7 +86,8 @@ def _loop_bound(rng: np.random.Generator, limit: int, iters: tuple[int, int]
 class RandomCompute:
     """Random programs for the compute stage: inp / wgt loaded once (the load stage), then acc
     and micro-op loads, GEMMs (reset or not), ALUs of every op with immediates or tensors, loops
-    with no iteration."""
+    with no iteration; half the loops on a few acc elements, so that iterations read what the
+    one, two or three before them wrote (the pipeline's forwarding)."""
 
     def __init__(self, cfg: Config, rng: np.random.Generator) -> None:
         self.cfg, self.rng = cfg, rng
@@ -142,6 +143,9 @@ class RandomCompute:
         dst_f, dst_b = _loop_bound(rng, self.n_acc, iters)
         src_f, src_b = _loop_bound(rng, self.n_inp if kind == "gemm" else self.n_acc, iters)
         wgt_f, wgt_b = _loop_bound(rng, self.n_wgt, iters)
+        if rng.random() < 0.5:  # a few acc elements: iterations depend on each other
+            dst_b = min(dst_b, 3)
+            src_b = src_b if kind == "gemm" else min(src_b, 3)
         uops = self.uops(rng.integers(0, dst_b, nu), rng.integers(0, src_b, nu),
                          rng.integers(0, wgt_b, nu))
         if kind in ("gemm", "reset"):
@@ -371,7 +375,7 @@ async def random_programs(dut):
     """Random compute programs, in a row."""
     tb = await start(dut)
     rng = np.random.default_rng(tb.rng.randrange(2**32))
-    await run_programs(tb, [random_compute(tb.cfg, rng) for _ in range(4)])
+    await run_programs(tb, [random_compute(tb.cfg, rng) for _ in range(8)])
 
 
 @cocotb.test()
