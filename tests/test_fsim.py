@@ -416,20 +416,35 @@ def _blocks_share_src() -> tuple[kernels.MicroLoop, bool]:
     return _micro_loop(uops, (2, 7), ((40, 4), (7, 1), (12, 0))), True
 
 
-def _weights_move_with_pixels() -> tuple[kernels.MicroLoop, bool]:
+def _weights_move_with_pixels(iters: int) -> tuple[kernels.MicroLoop, bool]:
     """Weight and src offsets both move with both loops: too many combinations for a plan."""
     uops = [(0, t, t) for t in range(3)]
-    return _micro_loop(uops, (4, 4), ((4, 1), (5, 1), (0, 1))), False
+    return _micro_loop(uops, (iters, iters), ((4, 1), (5, 1), (0, 1))), False
+
+
+def _random_short_loop() -> tuple[kernels.MicroLoop, bool]:
+    """A random program's GEMM: a few micro-ops, dsts repeating within and across iterations."""
+    rng = np.random.default_rng(5)
+    uops = [tuple(int(v) for v in rng.integers(0, 8, 3)) for _ in range(5)]
+    return _micro_loop(uops, (3, 2), ((1, 0), (2, 1), (0, 2))), False
 
 
 @pytest.mark.parametrize("batch", [1, 2])
 @pytest.mark.parametrize("case", ["rows_share_weights", "rows_share_weights_f64",
-                                  "blocks_share_src", "weights_move_with_pixels"])
+                                  "blocks_share_src", "weights_move_with_pixels",
+                                  "weights_move_with_pixels_long", "random_short_loop"])
 def test_gemm_plan_matches_per_iteration_sum(case: str, batch: int) -> None:
+    """Every path of kernels.gemm: a plan, the general path's patterns (long loops) and the
+    direct path (loops of at most SMALL_LOOP iterations)."""
     loop, planned = {"rows_share_weights": lambda: _rows_share_weights(6),
                      "rows_share_weights_f64": lambda: _rows_share_weights(70),  # 70 x 16 terms
                      "blocks_share_src": _blocks_share_src,
-                     "weights_move_with_pixels": _weights_move_with_pixels}[case]()
+                     "weights_move_with_pixels": lambda: _weights_move_with_pixels(4),
+                     "weights_move_with_pixels_long": lambda: _weights_move_with_pixels(12),
+                     "random_short_loop": _random_short_loop}[case]()
+    assert (loop.size <= kernels.SMALL_LOOP) == (case in ("blocks_share_src",
+                                                          "weights_move_with_pixels",
+                                                          "random_short_loop"))
     block, depth = 16, 256
     rng = np.random.default_rng(11)
     inp = rng.integers(-128, 128, (depth, batch, block), dtype=np.int8)

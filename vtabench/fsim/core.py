@@ -123,14 +123,14 @@ class Fsim:
     @staticmethod
     def _check_budget(insn: Insn, index: int, stats: FsimStats, max_iterations: int,
                       deadline: float | None, timeout_s: float | None) -> None:
-        where = f"instruction {index} ({Opcode(insn.opcode).name})"
         if deadline is not None and time.perf_counter() > deadline:
             raise FsimBudgetError(f"run not finished after {timeout_s} s (wall clock), stopped "
-                                  f"before {where}", index)
-        if insn.opcode not in (Opcode.GEMM, Opcode.ALU):
+                                  f"before {_where(insn, index)}", index)
+        if insn.opcode != Opcode.GEMM and insn.opcode != Opcode.ALU:
             return
         n = max(insn.uop_end - insn.uop_bgn, 0) * insn.iter_out * insn.iter_in
         if n > MAX_INSN_ITERATIONS:
+            where = _where(insn, index)
             raise FsimBudgetError(
                 f"{where} loops {insn.iter_out} x {insn.iter_in} x {insn.uop_end - insn.uop_bgn} "
                 f"micro-ops = {n} iterations, past fsim's {MAX_INSN_ITERATIONS} per instruction "
@@ -138,12 +138,12 @@ class Fsim:
         done = stats.gemm_uops + stats.alu_uops
         if done + n > max_iterations:
             raise FsimBudgetError(f"work budget of {max_iterations} micro-op iterations spent "
-                                  f"({done} done) at {where}", index)
+                                  f"({done} done) at {_where(insn, index)}", index)
 
     # --- instructions -------------------------------------------------------------------------
     def _execute(self, insn: Insn, dram: np.ndarray, stats: FsimStats) -> None:
-        op = Opcode(insn.opcode)
-        stats.insns[op.name] += 1
+        op = insn.opcode
+        stats.insns[_OPCODE_NAMES[op]] += 1
         if op == Opcode.LOAD:
             self._load(insn, dram, stats)
         elif op == Opcode.STORE:
@@ -158,14 +158,13 @@ class Fsim:
                 MemType.ACC: self.acc, MemType.ACC_8BIT: self.acc}[mem]
 
     def _load(self, insn: Insn, dram: np.ndarray, stats: FsimStats) -> None:
-        mem = MemType(insn.memory_type)
         if insn.x_size == 0 or insn.y_size == 0:
             return
+        mem = MemType(insn.memory_type)
         buf = self._buffer(mem)
         eb = mem_elem_bytes(self.cfg, mem)
-        rows = _dram_rows(dram, insn.dram_base * eb, insn.y_size, insn.x_size * eb,
+        data = _dram_rows(dram, insn.dram_base * eb, insn.y_size, insn.x_size * eb,
                           insn.x_stride * eb)
-        data = rows.copy()
         tile = buf.shape[1:]
         if mem == MemType.ACC_8BIT:
             data = data.view(np.int8).astype(np.int32)
@@ -245,6 +244,8 @@ class _Kernel:
 
     @cached_property
     def gemm_plan(self) -> kernels.GemmPlan | None:
+        if self.loop.size <= kernels.SMALL_LOOP:
+            return None  # kernels.gemm's direct path
         cfg = self._cfg
         return kernels.gemm_plan(self.loop, cfg.acc_depth, cfg.batch, cfg.block_in)
 
@@ -273,9 +274,22 @@ def _kernel(cfg: Config, words: bytes, fields: tuple[int, ...]) -> _Kernel:
 
 def _dram_rows(dram: np.ndarray, start: int, rows: int, row_bytes: int, stride_bytes: int,
                writeable: bool = False) -> np.ndarray:
-    """A (rows, row_bytes) strided view of the DRAM image (ranges are validated beforehand)."""
+    """A (rows, row_bytes) strided view of the DRAM image (ranges are validated beforehand;
+    rows that follow each other are a plain slice)."""
+    if rows == 1 or stride_bytes == row_bytes:
+        view = dram[start:start + rows * row_bytes].reshape(rows, row_bytes)
+        if not writeable:
+            view.flags.writeable = False
+        return view
     return np.lib.stride_tricks.as_strided(dram[start:], shape=(rows, row_bytes),
                                            strides=(stride_bytes, 1), writeable=writeable)
+
+
+def _where(insn: Insn, index: int) -> str:
+    return f"instruction {index} ({Opcode(insn.opcode).name})"
+
+
+_OPCODE_NAMES = {op: op.name for op in Opcode}
 
 
 def run_raw(cfg: Config, insns: Sequence[Insn], dram: np.ndarray, *, seed: int | None = None,

@@ -33,6 +33,10 @@ _MAX_PATTERNS = 64
 #: The by-micro-op path computes every (src offset, weight offset) combination of a loop; it is
 #: taken while that is at most this many times the loop's (i0, i1) pairs.
 _MAX_PRODUCT_WASTE = 2
+#: Loops of at most this many iterations take the direct path: a random program's loops are a
+#: few dozen iterations, each loop seen once, where grouping them into patterns costs more than
+#: it saves.
+SMALL_LOOP = 256
 #: Odd random multipliers hashing a dst's sequence of weight indices (up to 2^14 of them) to one
 #: int64; equal hashes are verified before they are trusted.
 _HASH = np.random.default_rng(0x5EED).integers(1, 1 << 62, 1 << 14, dtype=np.int64) | 1
@@ -91,6 +95,9 @@ def gemm(acc: np.ndarray, out: np.ndarray, inp: np.ndarray, wgt: np.ndarray,
         plan.run(acc, out, inp, wgt)
         return
     a, s, w = (loop.expand(k) for k in range(3))
+    if a.size <= SMALL_LOOP:
+        _gemm_direct(acc, out, inp, wgt, a, s, w)
+        return
     order = np.argsort(a, kind="stable")
     a_sorted = a[order]
     starts = np.flatnonzero(np.r_[True, a_sorted[1:] != a_sorted[:-1]])
@@ -111,6 +118,18 @@ def gemm(acc: np.ndarray, out: np.ndarray, inp: np.ndarray, wgt: np.ndarray,
             rhs = _stacked(wgt[w[pos[0]]], dtype)
             delta[rows] = (lhs @ rhs).reshape(rows.size, batch, block_out)
     _accumulate(acc, out, dsts, delta)
+
+
+def _gemm_direct(acc: np.ndarray, out: np.ndarray, inp: np.ndarray, wgt: np.ndarray,
+                 a: np.ndarray, s: np.ndarray, w: np.ndarray) -> None:
+    """A short loop: every iteration's product in one stacked matmul (exact), summed per dst."""
+    dtype = _exact_dtype(inp.shape[2])
+    prod = np.matmul(inp[s].astype(dtype), wgt[w].astype(dtype).transpose(0, 2, 1))
+    order = np.argsort(a, kind="stable")
+    a_sorted = a[order]
+    starts = np.flatnonzero(np.r_[True, a_sorted[1:] != a_sorted[:-1]])
+    delta = np.add.reduceat(prod.astype(np.int64)[order], starts, axis=0)
+    _accumulate(acc, out, a_sorted[starts], delta)
 
 
 class _FloatTables(dict):  # type: ignore[type-arg]
