@@ -6,6 +6,7 @@ compiles and in which order.
     tb/core/vta_tb_top.f        the core bench's own files (after the core IP)
     tb/platform/vta_pcie_top.f  the platform simulator's own files (after the shell IP)
     tb/core/vta_fpga_top.f      the FPGA flow's harness (after the shell IP)
+    tb/gls/vta_gls.f            the ECP5 cell models of the gate-level simulation (make gls)
 
 Format (the ``-f`` files simulators and synthesis tools read): one path a line relative to the
 list's folder, ``-f FILE`` includes another list, ``#`` starts a comment. The configuration's
@@ -30,6 +31,8 @@ SHELL = "vta_shell.f"
 CORE_BENCH = TB_DIR / "core" / "vta_tb_top.f"
 PLATFORM_BENCH = TB_DIR / "platform" / "vta_pcie_top.f"
 FPGA_HARNESS = TB_DIR / "core" / "vta_fpga_top.f"
+#: the gate-level simulation's cell models (before a synthesised vta_core, in place of its list)
+GLS_CELLS = TB_DIR / "gls" / "vta_gls.f"
 
 #: an instance of a project module: ``vta_x #(`` or ``vta_x u_y (`` at the start of a line
 _INSTANCE = re.compile(r"^\s*(vta_\w+)\s+(?:#\s*\(|\w+\s*\()", re.M)

@@ -312,7 +312,7 @@ def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = No
               knobs: dict[str, int] | None = None, keep: bool = False,
               coverage: Path | None = None, mutation: Mutation | None = None,
               trace: Path | None = None, fast: bool | None = None, speed: bool = False,
-              **opts: Any) -> list[dict[str, Any]]:
+              netlist: Path | None = None, **opts: Any) -> list[dict[str, Any]]:
     """Run ``programs`` in one simulator process, each with its placement, DRAM knobs and cycle
     bound; returns one stats dict per program and updates each program's ``dram`` in place with
     its image after the run. ``stub``: the bench's stand-in core (the DRAM model's self-test):
@@ -330,7 +330,8 @@ def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = No
     bench (tb/core/core_bench.py): the same job files, the same cycles, the same results
     (tests/test_rtl_fastpath.py); None (the default) picks the harness unless waves, coverage or
     the stand-in core are asked for or VTABENCH_RTL_BENCH=cocotb is set. speed: the fast path's
-    build without the RTL's assertions (benchmarks, long runs; implies fast). Raises RtlRunError when the simulator gave no result; a program that ends with
+    build without the RTL's assertions (benchmarks, long runs; implies fast). netlist: the
+    gate-level simulation of that synthesised core (vtabench.rtl.gls; implies fast). Raises RtlRunError when the simulator gave no result; a program that ends with
     an error code or a timeout is reported in its stats ("state").
     """
     if opts:
@@ -343,14 +344,16 @@ def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = No
 
     if speed and fast is False:
         raise ValueError("run_batch: speed is a build of the fast path (fast=True or None)")
+    if netlist is not None and (fast is False or trace):
+        raise ValueError("run_batch: the gate-level netlist runs on the fast path, untraced")
     if fast is None:
-        fast = speed or (not (waves or coverage is not None or stub)
+        fast = speed or netlist is not None or (not (waves or coverage is not None or stub)
                          and bench_choice() == "fast")
     if fast and (waves or coverage is not None or stub):
         raise ValueError("run_batch: the fast path has no waves, coverage or stand-in core "
                          "(run those through cocotb: fast=False)")
     b: Build = build(cfg, waves=bool(waves), stub=stub, coverage=coverage is not None,
-                     mutation=mutation, fast=fast, speed=speed)
+                     mutation=mutation, fast=fast, speed=speed, netlist=netlist)
 
     with SimJob(f"vtabench-rtl-{cfg.name}-", keep=keep) as sim:
         job_dir = sim.dir

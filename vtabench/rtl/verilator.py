@@ -171,9 +171,9 @@ def hashed_rtl_files(hdl_dir: Path = HDL_DIR) -> list[Path]:
 
 def build_dir_for(cfg: Config, waves: bool = False, stub: bool = False, coverage: bool = False,
                   mutation: Mutation | None = None, bench: Bench | None = None,
-                  fast: bool = False, speed: bool = False) -> Path:
+                  fast: bool = False, speed: bool = False, netlist: bool = False) -> Path:
     name = (cfg.name + ("-stub" if stub else "") + (bench or CORE_BENCH).suffix
-            + ("-fast" if fast else "") + ("-speed" if speed else "")
+            + ("-fast" if fast else "") + ("-speed" if speed else "") + ("-gls" if netlist else "")
             + ("-waves" + ("" if waves_format() == "fst" else "-vcd") if waves else "")
             + ("-cov" if coverage else "")
             + (f"-mut-{mutation.tag}" if mutation else ""))
@@ -345,7 +345,8 @@ def rebuild_reason(old: Mapping[str, Any] | None, inputs: Mapping[str, str],
 
 def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool = False,
           verbose: bool = False, coverage: bool = False, mutation: Mutation | None = None,
-          bench: Bench | None = None, fast: bool = False, speed: bool = False) -> Build:
+          bench: Bench | None = None, fast: bool = False, speed: bool = False,
+          netlist: Path | None = None) -> Build:
     """Build (or reuse) a simulator of ``cfg``; returns where it is. ``bench``: the top (the
     core bench by default; the PCIe platform passes its own). ``coverage``: Verilator line and
     toggle coverage (each run writes coverage.dat); ``mutation``: a test-only mutant of one RTL
@@ -353,13 +354,20 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
     (tb/csrc/core_main.cpp; no waves, coverage or stand-in core), in ``<config>-fast``;
     ``speed``: that build without the RTL's assertions and with g++ ``-march=native``
     (``<config>-fast-speed``, rebuilt on another CPU model: for benchmarks and long runs, about
-    twice the cycles per second; docs/rtl.md, Simulation speed)."""
+    twice the cycles per second; docs/rtl.md, Simulation speed). ``netlist``: the gate-level
+    simulation (vtabench.rtl.gls): that synthesised vta_core (Verilog of a ``synth_ecp5``
+    netlist) with the ECP5 cell models (tb/gls/vta_gls.f) in place of the core's RTL, on the
+    fast path's harness, in ``<config>-fast-gls``; no trace logger (it binds into the RTL's
+    hierarchy, which synthesis flattens)."""
     bench = bench or CORE_BENCH
-    fast = fast or speed
+    fast = fast or speed or netlist is not None
     if fast and (waves or stub or coverage or bench is not CORE_BENCH):
         raise ValueError("the fast path is the core bench only, without waves, coverage or stub")
+    if netlist is not None and (mutation or speed):
+        raise ValueError("a gate-level build takes no mutation and no speed build")
     setup_verilator_env()
-    bdir = build_dir_for(cfg, waves, stub, coverage, mutation, bench, fast, speed)
+    bdir = build_dir_for(cfg, waves, stub, coverage, mutation, bench, fast, speed,
+                         netlist is not None)
     bdir.mkdir(parents=True, exist_ok=True)
     lock_path = bdir.parent / f".{bdir.name}.lock"
     with open(lock_path, "w") as lock:
@@ -367,9 +375,12 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
         pkg = config_package(cfg, bdir)
         hdl_dir = mutation.apply(bdir / "mutant_hdl") if mutation else HDL_DIR
         try:
-            sources = ([pkg] + core_sources(stub, hdl_dir)
+            core = (filelist.read(filelist.GLS_CELLS) + [netlist.resolve()]
+                    if netlist is not None else core_sources(stub, hdl_dir))
+            sources = ([pkg] + core
                        + (filelist.shell_own_files(hdl_dir) if bench.shell else [])
-                       + ([] if stub else list(TRACE_HDL)) + filelist.read(bench.file_list))
+                       + ([] if stub or netlist is not None else list(TRACE_HDL))
+                       + filelist.read(bench.file_list))
         except filelist.FileListError as exc:
             raise RtlBuildError(f"cannot build the simulator: {exc}") from None
         if PUBLIC != "all" and not fast:  # the fast path reads no signal through VPI
@@ -379,8 +390,14 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
             raise RtlBuildError(f"missing RTL source(s): {', '.join(missing)}")
         args = _build_args(waves, coverage, assertions=not speed) + ([] if stub else
                                                                  [f"+incdir+{hdl_dir}"])
+        if netlist is not None:
+            from vtabench.rtl.gls import cell_library_dir
+            args.append(f"+incdir+{cell_library_dir()}")
         hashed = sources + [bench.file_list] + ([] if stub else [
             f for f in hashed_rtl_files(hdl_dir) if f not in sources])
+        if netlist is not None:
+            from vtabench.rtl.gls import cell_library_files
+            hashed += [filelist.GLS_CELLS, *cell_library_files()]
         recipe = {"recipe version": RECIPE_VERSION, "build options": args,
                   "tool versions": _tool_versions(), "configuration": cfg.as_dict(),
                   "public signals": PUBLIC, "top": bench.toplevel,

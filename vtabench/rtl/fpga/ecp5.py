@@ -51,17 +51,20 @@ ROUTED_CONFIG = "routed.config"
 
 def synth_ecp5(cfg_name: str, workdir: Path, top: str = HARNESS_TOP,
                files: list[Path] | None = None,
-               params: dict[str, int] | None = None) -> dict[str, Any]:
+               params: dict[str, int] | None = None, verilog: bool = False) -> dict[str, Any]:
     """``synth_ecp5`` of ``top`` (``params``: its parameters); writes workdir/<top>.json (the
-    netlist) and returns the cell counts and the wall time. ``files``: the sources (default:
-    every module of the configuration, plus the harness when ``top`` is the harness)."""
+    netlist; with ``verilog`` also workdir/<top>.v, the same netlist as Verilog for the
+    gate-level simulation) and returns the cell counts and the wall time. ``files``: the sources
+    (default: every module of the configuration, plus the harness when ``top`` is the harness)."""
     workdir.mkdir(parents=True, exist_ok=True)
     files = files if files is not None else sources(cfg_name, workdir, harness=top == HARNESS_TOP)
     netlist, stat = workdir / f"{top}.json", workdir / "synth_ecp5_stat.json"
     chparam = " ".join(f"-set {k} {v}" for k, v in (params or {}).items())
     script = (f"read_verilog -sv {' '.join(rel(f, workdir) for f in files)}; "
               + (f"chparam {chparam} {top}; " if chparam else "")
-              + f"synth_ecp5 -top {top} -json {netlist.name}; tee -q -o {stat.name} stat -json")
+              + f"synth_ecp5 -top {top} -json {netlist.name}; "
+              + (f"write_verilog -noattr {top}.v; " if verilog else "")
+              + f"tee -q -o {stat.name} stat -json")
     seconds = yosys("synth_ecp5", script, workdir / "synth_ecp5.log")
     return {"netlist": str(netlist), "cells": cells_by_type(stat, top),
             "seconds": round(seconds, 1)}
