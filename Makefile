@@ -21,7 +21,7 @@ FPGA_DEVICE ?= LFE5UM5G-85F
 FPGA_FREQ ?= 100
 FPGA_XILINX ?= default,cloud32
 
-.PHONY: all setup sim test test-all lint formal bench smoke regress mutation coverage waves gen clean help fpga fuzz unit
+.PHONY: all setup sim test test-all lint formal bench smoke regress mutation coverage waves gen clean help fpga fuzz unit gls
 
 all: test
 
@@ -40,6 +40,7 @@ help:
 	@echo "make unit    MODULE=vta_fifo [WAVES=1]: one module's unit bench, every configuration and parameter set (tb/unit/test_fifo.py)"
 	@echo "make waves   PROG=prog.bin DRAM=dram.bin: RTL waves and a GTKWave save file in results/waves"
 	@echo "make fpga    Yosys + nextpnr-ecp5 place and route of FPGA_CONFIG, Fmax and resources (docs/fpga.md)"
+	@echo "make gls     the synth_ecp5 netlist of the core (CONFIG, default edge8) on the core bench: directed set + COUNT random programs against fsim"
 	@echo "make gen     regenerate the views of spec/configs/*.json, spec/contracts/*.json and the register map spec/contracts/regmap.rdl (PeakRDL)"
 
 setup: $(STAMP)
@@ -118,6 +119,12 @@ waves: $(STAMP)
 fpga: $(STAMP)
 	$(BIN)/vtabench fpga --config $(FPGA_CONFIG) --device $(FPGA_DEVICE) \
 	  --freq $(FPGA_FREQ) --xilinx "$(FPGA_XILINX)"
+
+# make gls: gate-level simulation of the core's synth_ecp5 netlist (CONFIG given on the command
+# line, else edge8): the directed set and COUNT random programs against fsim (docs/fpga.md).
+gls: $(STAMP)
+	$(BIN)/python -m vtabench.rtl.gls --config $(if $(filter command line,$(origin CONFIG)),$(CONFIG),edge8) \
+	  --count $(COUNT) $(if $(SEED),--seed $(SEED))
 
 gen: $(STAMP)
 	$(BIN)/vtabench gen
