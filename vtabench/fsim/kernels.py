@@ -63,10 +63,11 @@ class MicroLoop:
               factors: tuple[tuple[int, int], ...]) -> MicroLoop:
         """The loop of micro-op fields ``uop`` (dst, src, wgt) under ``iters`` = (iter_out,
         iter_in) and the (out, in) ``factors`` of dst, src and wgt."""
-        i0 = np.arange(iters[0], dtype=np.int64)[:, None]
-        i1 = np.arange(iters[1], dtype=np.int64)[None, :]
-        off = tuple((i0 * fo + i1 * fi).reshape(-1) for fo, fi in factors)
-        return cls(uop, off)  # type: ignore[arg-type]
+        f = np.array(factors, np.int64)  # (field, out / in)
+        i0 = np.arange(iters[0], dtype=np.int64)[None, :, None]
+        i1 = np.arange(iters[1], dtype=np.int64)[None, None, :]
+        off = (i0 * f[:, :1, None] + i1 * f[:, 1:, None]).reshape(len(factors), -1)
+        return cls(uop, tuple(off))  # type: ignore[arg-type]
 
     @property
     def size(self) -> int:
@@ -445,5 +446,5 @@ def _levels(a: np.ndarray, s: np.ndarray | None, depth: int) -> list[np.ndarray]
         if read_level.get(d, -1) < lv:
             read_level[d] = lv
     order = np.argsort(levels, kind="stable")
-    bounds = np.flatnonzero(np.diff(levels[order])) + 1
-    return np.split(order, bounds)
+    bounds = [0, *(np.flatnonzero(np.diff(levels[order])) + 1).tolist(), n]
+    return [order[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]

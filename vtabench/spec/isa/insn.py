@@ -296,6 +296,16 @@ def encode_uops(cfg: Config, dst: np.ndarray, src: np.ndarray, wgt: np.ndarray) 
 
 def decode_uops(cfg: Config, uops: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Split uint32 micro-ops into (dst, src, wgt) int64 index arrays."""
-    lay = uop_layout(cfg)
+    shifts, masks = _uop_fields(cfg)
     u = np.asarray(uops, np.uint32).astype(np.int64)
-    return tuple((u >> f.lsb) & f.max for f in lay.fields)  # type: ignore[return-value]
+    axes = (3,) + (1,) * u.ndim
+    dst, src, wgt = (u[None] >> shifts.reshape(axes)) & masks.reshape(axes)
+    return dst, src, wgt
+
+
+@lru_cache(maxsize=None)
+def _uop_fields(cfg: Config) -> tuple[np.ndarray, np.ndarray]:
+    """(lsb, mask) of the dst, src and wgt fields."""
+    fields = uop_layout(cfg).fields
+    return (np.array([f.lsb for f in fields], np.int64),
+            np.array([f.max for f in fields], np.int64))
