@@ -1,11 +1,19 @@
-"""fsim throughput on ResNet-18's first 3x3 conv layer (56x56, 64 -> 64 channels, 116 M MACs).
+"""fsim throughput: ResNet-18's first 3x3 conv layer, and the golden side of random programs.
 
-Builds the layer as a VTA program (input rows tiled into the inp buffer, zero padding done by the
-loads, one micro-op kernel over (cout block, ky, kx, cin block) with the two loop levels over the
-tile's output rows and columns, then a SHR / MAX / MIN requantisation and a STORE), runs it on
-fsim, checks the stored int8 result against a numpy convolution, and prints GMAC/s.
+``conv`` (the default): the layer (56x56, 64 -> 64 channels, 116 M MACs) as a VTA program (input
+rows tiled into the inp buffer, zero padding done by the loads, one micro-op kernel over (cout
+block, ky, kx, cin block) with the two loop levels over the tile's output rows and columns, then
+a SHR / MAX / MIN requantisation and a STORE), run on fsim, the stored int8 result checked
+against a numpy convolution; prints GMAC/s.
 
-    .venv/bin/python bench/bench_fsim.py [--config NAME] [--repeat N]
+``random``: what one worker of ``bench_opencl.py random`` spends per program, in parts:
+generating it (``random_program``; of that, ``randomize_ignored``: the ignored fields, the
+encoding and the reserved bits), fsim's validation and schedule (``validated_order``) and its
+execution, and packing it for the main process. CPU time of this process (what a worker costs
+a core; wall time on a busy machine says more about the machine).
+
+    .venv/bin/python bench/bench_fsim.py [conv] [--config NAME] [--repeat N]
+    .venv/bin/python bench/bench_fsim.py random [--config NAME] [--count N] [--seed S]
 
 OpenBLAS runs single-threaded here unless OPENBLAS_NUM_THREADS says otherwise: fsim's matmuls are
 small (a few hundred rows), and on a busy two-core machine OpenBLAS's spinning worker threads cost
@@ -19,6 +27,8 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads OpenBLAS
 
 import argparse
+import dataclasses
+import pickle
 import time
 
 import numpy as np
@@ -27,7 +37,9 @@ from vtabench.spec.config import Config, load_config
 from vtabench.fsim import Fsim
 from vtabench.spec.isa.layout import AluOp, MemType
 from vtabench.spec.program import Program
+from vtabench.spec.validate import validated_order
 from vtabench.verify.builder import ProgramBuilder, Tokens
+from vtabench.verify.random_program import random_program, randomize_ignored
 
 H = W = 56
 CIN = COUT = 64
@@ -89,12 +101,51 @@ def reference(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return np.clip(acc >> SHIFT, -128, 127).astype(np.int8)
 
 
+def random_parts(cfg: Config, count: int, seed: int) -> dict[str, float]:
+    """CPU milliseconds per program of each part of a random program's golden run (see the
+    module docstring), over programs [seed, k] for k < count as bench_opencl.py makes them."""
+    parts = dict.fromkeys(("generate", "randomize_ignored", "validate", "execute", "pack"), 0.0)
+    clock = time.process_time
+    for k in range(count):
+        t0 = clock()
+        prog = random_program(cfg, np.random.default_rng([seed, k]))
+        t1 = clock()
+        insns = [dataclasses.replace(i) for i in prog.insns]
+        t2 = clock()
+        randomize_ignored(cfg, insns, np.random.default_rng(k))
+        t3 = clock()
+        validated_order(cfg, prog.insns, prog.dram)
+        t4 = clock()
+        ref = prog.dram.copy()
+        Fsim(cfg).run(prog.insns, ref)
+        t5 = clock()
+        pickle.dumps((prog.name, prog.code, prog.dram, ref))
+        t6 = clock()
+        for part, dt in (("generate", t1 - t0), ("randomize_ignored", t3 - t2),
+                         ("validate", t4 - t3), ("execute", t5 - t4 - (t4 - t3)),
+                         ("pack", t6 - t5)):
+            parts[part] += 1e3 * dt / count
+    return parts
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", nargs="?", choices=("conv", "random"), default="conv")
     ap.add_argument("--config", default="default")
-    ap.add_argument("--repeat", type=int, default=5, help="runs; the best is reported")
+    ap.add_argument("--repeat", type=int, default=5, help="conv: runs; the best is reported")
+    ap.add_argument("--count", type=int, default=300, help="random: programs")
+    ap.add_argument("--seed", type=int, default=0, help="random: the run's seed")
     args = ap.parse_args()
     cfg = load_config(args.config)
+    if args.what == "random":
+        parts = random_parts(cfg, args.count, args.seed)
+        total = parts["generate"] + parts["validate"] + parts["execute"] + parts["pack"]
+        print(f"config {cfg.name}: {args.count} random programs (seed {args.seed}), CPU ms per "
+              f"program: generate {parts['generate']:.3f} (randomize_ignored "
+              f"{parts['randomize_ignored']:.3f}), fsim validate {parts['validate']:.3f}, fsim "
+              f"execute {parts['execute']:.3f}, pack {parts['pack']:.3f}; total {total:.3f} = "
+              f"{60e3 / total:,.0f} programs per minute per core")
+        return
     rng = np.random.default_rng(0)
     x = rng.integers(-128, 128, (H, W, CIN), dtype=np.int8)
     w = rng.integers(-128, 128, (COUT, CIN, K, K), dtype=np.int8)
