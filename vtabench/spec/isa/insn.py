@@ -283,15 +283,22 @@ def insn_asdict(insn: Insn) -> dict[str, int]:
 def encode_uops(cfg: Config, dst: np.ndarray, src: np.ndarray, wgt: np.ndarray) -> np.ndarray:
     """Pack index arrays into uint32 micro-ops; raises EncodeError on an index that overflows."""
     out = np.uint64(0)
-    for f, a in zip(uop_layout(cfg).fields, (dst, src, wgt)):
+    for (f, lsb, top), a in zip(_uop_codec(cfg), (dst, src, wgt)):
         a = np.asarray(a, np.int64)
         u = a.astype(np.uint64)  # a negative index wraps past every field's maximum
-        if np.any(u > np.uint64(f.max)):
-            i = int(np.flatnonzero(u > np.uint64(f.max))[0])
+        over = u > top
+        if over.any():
+            i = int(np.flatnonzero(over)[0])
             raise EncodeError(f"micro-op {i}: {f.name}={int(a.reshape(-1)[i])} outside "
                               f"[0, {f.max}] ({f.width} bits)")
-        out = out | (u << np.uint64(f.lsb))
+        out = out | (u << lsb)
     return np.asarray(out).astype(np.uint32)
+
+
+@lru_cache(maxsize=None)
+def _uop_codec(cfg: Config) -> tuple[tuple[Field, np.uint64, np.uint64], ...]:
+    """(field, lsb, largest value) of the dst, src and wgt fields, as numpy scalars."""
+    return tuple((f, np.uint64(f.lsb), np.uint64(f.max)) for f in uop_layout(cfg).fields)
 
 
 def decode_uops(cfg: Config, uops: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
