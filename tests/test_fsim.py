@@ -523,3 +523,29 @@ def test_stream_encoder_raises_what_encode_insn_raises(bad: dict[str, int], mess
     plain = [Insn(Opcode.LOAD, memory_type=MemType.INP, imm=1 << 40), Insn(Opcode.FINISH)]
     assert encode_program(cfg, plain) == b"".join(
         encode_insn(cfg, i).to_bytes(16, "little") for i in plain)
+
+
+@pytest.mark.parametrize("use_imm", [False, True])
+@pytest.mark.parametrize("iters", [(3, 3), (9, 40)])  # the direct path, and a plan's length
+def test_alu_paths_match_per_iteration_loop(use_imm: bool, iters: tuple[int, int]) -> None:
+    """kernels.alu with and without a plan (short loops run their levels directly) against the
+    iterations one at a time, on loops whose dsts repeat and whose srcs read earlier dsts."""
+    rng = np.random.default_rng(3)
+    depth, lanes = 64, 16
+    for op in AluOp:
+        uops = [tuple(int(v) for v in rng.integers(0, 12, 3)) for _ in range(5)]
+        loop = _micro_loop(uops, iters, ((1, 0), (0, 1), (0, 0)))
+        assert (loop.size <= kernels.SMALL_LOOP) == (iters == (3, 3))
+        acc0 = rng.integers(-1000, 1000, (depth, 1, lanes), dtype=np.int32)
+        imm = int(rng.integers(-40, 41)) if op == AluOp.SHR else int(rng.integers(-99, 100))
+        want = acc0.copy()
+        for a, s in zip(loop.expand(0), loop.expand(1), strict=True):
+            b = np.full(lanes, imm, np.int32) if use_imm else want[s, 0]
+            want[a, 0] = np.array([REF_OPS[op](int(x), int(y)) for x, y in zip(want[a, 0], b)],
+                                  np.int32)
+        for plan in (None, kernels.alu_plan(loop, use_imm, depth)):
+            acc, out = acc0.copy(), np.zeros((depth, 1, lanes), np.int8)
+            kernels.alu(acc, out, op, loop, use_imm, imm, plan)
+            np.testing.assert_array_equal(acc, want, err_msg=f"{op.name} plan={plan is not None}")
+            touched = np.unique(loop.expand(0))
+            np.testing.assert_array_equal(out[touched], want[touched].astype(np.int8))

@@ -253,7 +253,9 @@ class _Kernel:
     def reset_dst(self) -> np.ndarray | slice:
         return kernels.as_rows(np.unique(self.loop.expand(0)))
 
-    def alu_plan(self, use_imm: bool) -> kernels.AluPlan:
+    def alu_plan(self, use_imm: bool) -> kernels.AluPlan | None:
+        if self.loop.size <= kernels.SMALL_LOOP:
+            return None  # kernels.alu's direct path
         plan = self._alu_plans.get(use_imm)
         if plan is None:
             plan = self._alu_plans[use_imm] = kernels.alu_plan(self.loop, use_imm,

@@ -404,8 +404,19 @@ def alu_plan(loop: MicroLoop, use_imm: bool, acc_depth: int) -> AluPlan:
 def alu(acc: np.ndarray, out: np.ndarray, op: AluOp, loop: MicroLoop, use_imm: bool,
         imm: int, plan: AluPlan | None = None) -> None:
     """acc[a] = op(acc[a], acc[s] or imm) per iteration, in order; out[a] = low 8 bits.
-    ``plan``: :func:`alu_plan` of the loop, when the caller has one."""
+    ``plan``: :func:`alu_plan` of the loop, when the caller has one; without one a loop of at
+    most SMALL_LOOP iterations runs its levels as they come (unsorted: a plan sorts each level
+    by dst for slices, which pays off only when the plan is reused)."""
     if loop.size == 0:
+        return
+    if plan is None and loop.size <= SMALL_LOOP:
+        a = loop.expand(0)
+        s = None if use_imm else loop.expand(1)
+        for level in _levels(a, s, acc.shape[0]):
+            dst = a[level]
+            res = alu_op(op, acc[dst], imm if s is None else acc[s[level]])
+            acc[dst] = res
+            out[dst] = res.astype(np.int8)
         return
     (plan or alu_plan(loop, use_imm, acc.shape[0])).run(acc, out, op, imm)
 
