@@ -30,7 +30,7 @@ def _dat(path: Path, points: list[tuple[str, str, int, str, str, int]]) -> Path:
 
 
 #: vta_buf with one missed line, one missed branch, and 100 toggle points of which 3 missed;
-#: vta_fifo complete.
+#: vta_fifo complete, with an FSM state and an assertion's cover point.
 POINTS = [("vta_buf", "line", 10, "block", "u_acc_buf", 4),
           ("vta_buf", "line", 12, "block", "u_wgt_buf", 0),
           ("vta_buf", "branch", 14, "if", "u_acc_buf", 3),
@@ -41,7 +41,9 @@ POINTS = [("vta_buf", "line", 10, "block", "u_acc_buf", 4),
           ("vta_buf", "toggle", 6, "win_c0[0]:1->0", "u_acc_buf", 1),
           ("vta_buf", "toggle", 6, "we:0->1", "u_acc_buf", 0),
           ("vta_buf", "toggle", 6, "we:1->0", "u_acc_buf", 1),
-          ("vta_fifo", "line", 3, "block", "u_q", 9)]
+          ("vta_fifo", "line", 3, "block", "u_q", 9),
+          ("vta_fifo", "user", 8, "fsm_state_q_S_IDLE", "u_q", 2),
+          ("vta_fifo", "user", 9, "cov_a_rptr_next", "u_q", 5)]
 
 WAIVE_ALL = '''
 [[waiver]]
@@ -154,8 +156,28 @@ def test_cover_points_count_as_fsm_or_assertion(tmp_path):
         ("vta_fetch", "user", 9, "a_one_route", "u_fetch", 0)])])
     assert sorted(kind_of(p) for p in cov.table) == ["assertion", "fsm"]
     failures = signoff(cov, [], "default").failures()
-    assert [f.split(" ")[:2] for f in failures] == [["vta_fetch", "assertion"]]
+    assert [f.split(" ")[:2] for f in failures] == [
+        ["vta_fetch", "assertion"], *([f"{k}:", "no"] for k in ("line", "branch", "toggle"))]
     assert set(THRESHOLDS) >= {"fsm", "assertion"}
+
+
+def test_a_kind_without_points_fails_and_its_waivers_wait(tmp_path):
+    """A coverage build without --coverage-user has no fsm or assertion points: the sign-off
+    says so (it is not met), and the waivers of those kinds are not called stale."""
+    plain = [p for p in POINTS if p[1] != "user"]
+    cov = RtlCoverage.from_files([_dat(tmp_path / "plain.dat", plain)])
+    fsm_waiver = WAIVE_ALL + '''
+[[waiver]]
+module = "vta_fifo"
+kind = "fsm"
+cover = "fsm_state_q_S_IDLE_to_S_DONE"
+reason = "the next-state logic never moves from S_IDLE to S_DONE directly"
+owner = "RTL owners"
+'''
+    judged = signoff(cov, load_waivers(_waivers(tmp_path, fsm_waiver)), "default")
+    assert judged.missing_kinds == ["fsm", "assertion"]
+    assert [f.split(":")[0] for f in judged.failures()] == ["fsm", "assertion"]
+    assert "--coverage-user" in judged.failures()[0]
 
 
 def test_coverage_dat_round_trip(tmp_path):
@@ -267,3 +289,115 @@ def test_run_on_target_reports_a_stray_write(monkeypatch):
     monkeypatch.setattr(api, "run_program", stray)
     _, problems = run_on_target(cfg, "fsim", progs, seed=1)
     assert all(p and "outside every STORE's rows" in p for p in problems), problems
+
+
+# --- assertion and FSM cover points -----------------------------------------------------------
+
+FSM_SV = """`define VTA_ASSERT_OFF (!rst_ni || !rst_seen)
+module t (input logic clk_i, input logic rst_ni, input logic go_i);
+  typedef enum logic [1:0] {S_IDLE, S_RUN = 2'd2, S_DONE} state_e;
+  state_e state_q, state_d;
+  always_comb begin
+    state_d = state_q;
+    unique case (state_q)
+      S_IDLE: if (go_i) state_d = S_RUN;
+      S_RUN:  state_d = S_DONE;
+      default: state_d = S_IDLE;
+    endcase
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) state_q <= S_IDLE;
+    else         state_q <= state_d;
+  end
+`ifndef SYNTHESIS
+  logic rst_seen;
+  initial rst_seen = 1'b0;
+  always @(posedge clk_i or negedge rst_ni) if (!rst_ni) rst_seen <= 1'b1;
+  a_run_done: assert property (@(posedge clk_i) disable iff (!rst_ni || !rst_seen)
+      state_q == S_RUN && (go_i || !go_i) |=> state_q == S_DONE)
+    else $error("t: RUN went to %0d; (not DONE)", state_q);
+  a_legal: assert property (@(posedge clk_i) disable iff (!rst_ni || !rst_seen)
+      state_q != 2'd1) else $error("illegal");
+`endif
+endmodule
+"""
+
+
+def test_assertion_twins_take_the_trigger_and_keep_every_line():
+    from vtabench.rtl.cover_points import assertions, fsm_registers, instrumented_text
+
+    found = assertions(FSM_SV)
+    assert [(a.name, a.clock, a.disable, a.trigger) for a in found] == [
+        ("a_run_done", "@(posedge clk_i)", "!rst_ni || !rst_seen",
+         "state_q == S_RUN && (go_i || !go_i)"),
+        ("a_legal", "@(posedge clk_i)", "!rst_ni || !rst_seen", "1'b1")]
+    assert fsm_registers(FSM_SV) == {"state_q": ["S_IDLE", "S_RUN", "S_DONE"]}
+    out = instrumented_text(FSM_SV, Path("/x/t.sv"))
+    lines = out.splitlines()
+    assert lines[0] == '`line 1 "/x/t.sv" 0'
+    assert len(lines) == len(FSM_SV.splitlines()) + 1
+    for old, new in zip(FSM_SV.splitlines(), lines[1:]):
+        assert new.startswith(old)  # covers only after a statement's end, on its line
+    twin = next(n for n in lines if "cov_a_run_done" in n)
+    assert twin.startswith('    else $error("t: RUN went to %0d; (not DONE)", state_q);')
+    assert ("cov_a_run_done: cover property (@(posedge clk_i) disable iff (!rst_ni || "
+            "!rst_seen) state_q == S_RUN && (go_i || !go_i));") in twin
+    last = next(n for n in lines if "cov_a_legal" in n)
+    assert "fsm_state_q_S_RUN: cover property" in last  # after the module's last assertion
+    assert last.count("fsm_state_q_") == 3 + 3 * 2  # states and arcs between two of them
+    assert "state_q == S_DONE && state_d == S_IDLE" in last
+
+
+def test_every_assertion_of_the_rtl_gets_a_twin(tmp_path):
+    from vtabench.rtl.cover_points import assertions, instrument
+    from vtabench.sources import HDL_DIR
+
+    out = instrument(tmp_path / "hdl")
+    for src in HDL_DIR.glob("*.sv"):
+        names = [a.name for a in assertions(src.read_text())]
+        copy = (out / src.name).read_text()
+        assert all(f"cov_{n}: cover property" in copy for n in names), src.name
+        assert copy.startswith(f'`line 1 "{src}" 0\n'), src.name
+    assert sum(len(assertions(s.read_text())) for s in HDL_DIR.glob("*.sv")) >= 30
+    assert "fsm_state_q_S_POP_to_S_RUN" in (out / "vta_stage_ctrl.sv").read_text()
+
+
+@pytest.mark.slow
+def test_cover_points_are_counted_by_verilator(tmp_path):
+    """A Verilator --coverage-user build of the instrumented module: its cover points come back
+    as assertion and FSM points of the original file and lines (one build, about 40 s)."""
+    import subprocess
+
+    from vtabench.rtl.cover_points import instrumented_text
+    from vtabench.rtl.verilator import setup_verilator_env
+
+    setup_verilator_env()
+    src = tmp_path / "t.sv"
+    src.write_text(FSM_SV)
+    (tmp_path / "inst.sv").write_text(instrumented_text(FSM_SV, src))
+    (tmp_path / "main.cpp").write_text("""
+#include "Vt.h"
+#include "verilated.h"
+#include "verilated_cov.h"
+int main(int argc, char** argv) {
+  VerilatedContext ctx; ctx.commandArgs(argc, argv); Vt top{&ctx};
+  top.rst_ni = 1; top.clk_i = 0; top.eval(); top.rst_ni = 0; top.eval();  // a reset edge
+  top.clk_i = 1; top.eval(); top.clk_i = 0; top.rst_ni = 1; top.eval();
+  for (int i = 0; i < 12; i++) {
+    top.go_i = i % 4 == 0; top.clk_i = 1; top.eval(); top.clk_i = 0; top.eval();
+  }
+  top.final(); ctx.coveragep()->write("coverage.dat"); return 0;
+}
+""")
+    subprocess.run(["verilator", "--cc", "--exe", "--build", "--assert", "--coverage-user",
+                    "-Wno-fatal", "--top-module", "t", "inst.sv", "main.cpp", "-o", "sim"],
+                   cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run([str(tmp_path / "obj_dir" / "sim")], cwd=tmp_path, check=True)
+    cov = RtlCoverage.from_files([tmp_path / "coverage.dat"])
+    points = {p.comment.split(".")[-1]: (kind_of(p), f"{Path(p.file).name}:{p.line}", n)
+              for p, n in cov.counts.items()}
+    # the original file, on the assertion's last line (line 23 of FSM_SV: its else action)
+    assert points["cov_a_run_done"][:2] == ("assertion", "t.sv:23") and points["cov_a_run_done"][2]
+    assert points["fsm_state_q_S_DONE_to_S_IDLE"][0] == "fsm" and points["fsm_state_q_S_DONE_to_S_IDLE"][2]
+    assert points["fsm_state_q_S_IDLE_to_S_DONE"][2] == 0  # no such arc in the next-state logic
+    assert points["fsm_state_q_S_RUN"][0] == "fsm" and points["fsm_state_q_S_RUN"][2] > 0

@@ -203,6 +203,7 @@ class Signoff:
     waived: dict[Point, Waiver]
     stale: list[str]  # waivers that match nothing, or only points that were hit
     unmeasured: list[str]  # modules of hdl/ with no point in this coverage
+    missing_kinds: list[str]  # kinds of the bar with no point in any module of hdl/
 
     def failures(self, limit: int = 5) -> list[str]:
         """One line per (module, kind) below its threshold, with its first missed points; then
@@ -216,6 +217,9 @@ class Signoff:
                 out.append(f"{module} {kind} {t.percent:.1f}% < {bar:g}% "
                            f"({t.hit}/{t.total - t.waived}, {t.waived} waived); first missed: "
                            + ", ".join(describe_points(t.missed, limit)))
+        out += [f"{kind}: no {kind} points in this coverage (the coverage build needs Verilator's "
+                "--coverage-user and the cover points of vtabench.rtl.cover_points)"
+                for kind in self.missing_kinds]
         return out + self.stale
 
     def report(self) -> str:
@@ -262,8 +266,10 @@ def describe_points(points: list[Point], limit: int) -> list[str]:
 
 
 def signoff(cov: RtlCoverage, waivers: list[Waiver], config: str) -> Signoff:
-    """Tally ``cov`` per module and kind with the waivers of ``config`` applied."""
-    active = [w for w in waivers if w.applies(config)]
+    """Tally ``cov`` per module and kind with the waivers of ``config`` applied (those of a kind
+    the coverage has no point of are left out: that kind is reported missing instead)."""
+    present = {kind_of(p) for p in cov.table}
+    active = [w for w in waivers if w.applies(config) and w.kind in present]
     tallies: dict[str, dict[str, Tally]] = defaultdict(dict)
     waived: dict[Point, Waiver] = {}
     matched: dict[int, list[int]] = {w.number: [0, 0] for w in active}  # points, hit ones
@@ -294,8 +300,10 @@ def signoff(cov: RtlCoverage, waivers: list[Waiver], config: str) -> Signoff:
             stale.append(f"{w.describe()}: all {points} point(s) it waives were hit: remove it")
     hdl = sorted(p.stem for p in HDL_DIR.glob("*.sv"))
     order = sorted(tallies, key=lambda m: (m not in rtl, m))
+    measured = {kind_of(p) for p in cov.table if is_rtl(p)}
     return Signoff({m: {k: tallies[m][k] for k in KINDS if k in tallies[m]} for m in order},
-                   sorted(rtl), waived, stale, [m for m in hdl if m not in tallies])
+                   sorted(rtl), waived, stale, [m for m in hdl if m not in tallies],
+                   [k for k in KINDS if k not in measured])
 
 
 def main(argv: list[str] | None = None) -> int:
