@@ -39,11 +39,12 @@ from vtabench.rtl.simjob import estimate_cycles
 from vtabench.spec.config import Config
 from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.contracts.stages import Stage
-from vtabench.spec.isa import decode_program
-from vtabench.spec.program import INSN_ALIGN, Program
+from vtabench.spec.isa import MemType, decode_program
+from vtabench.spec.program import INSN_ALIGN, Outcome, Program
 from vtabench.spec.tokens import stage_of
 from vtabench.tb.unit.clocked_tb import PERIOD_NS, ClockedTB, config, val
 from vtabench.tb.unit.runner import bench_seed, configs, run_bench, unit_sources
+from vtabench.verify.builder import ProgramBuilder
 from vtabench.verify.directed import directed_programs
 from vtabench.verify.illegal import DEFECTS, expected_outcomes
 from vtabench.verify.random_case import random_case
@@ -289,6 +290,15 @@ async def illegal_streams(dut):
             break
     dut._log.info("defects run: %s", run)
     assert len(run) >= len(DEFECTS) - 4, f"only {run} of {list(DEFECTS)} applied"
+    # the load stage's own error (the defects above reach it only when they pick an INP / WGT
+    # LOAD): a LOAD INP past the inp buffer
+    p = ProgramBuilder(tb.cfg)
+    p.load(MemType.INP, tb.cfg.inp_depth - 1, p.alloc(MemType.INP, 2), 1, 2)
+    p.finish()
+    prog = p.build("load_past_inp")
+    expect = expected_outcomes(tb.cfg, prog.encoded(tb.cfg), prog.dram)
+    assert expect and expect["rtl"] == Outcome(ErrorCode.SRAM_LOAD, (0,)), expect
+    await tb.run(replace(prog, expect=expect))
 
 
 @cocotb.test()
