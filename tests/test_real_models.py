@@ -210,8 +210,9 @@ def _grouped_shuffle():
     (not a divisor of the block: the dense conv of the block-diagonal weight), each followed by
     BatchNormalization; a shuffle folded backward into that conv and its batch norm (their
     output channels permuted), a depthwise 3x3, the residual as a two-input ``Sum``; a grouped
-    conv of 2 groups (24 -> 32); a grouped 3x3 of 4 channels per group (inside the blocks:
-    blockwise); an ``AveragePool`` over the whole map (a global one)."""
+    conv of 2 groups (24 -> 32: dense); a grouped 3x3 of 2 groups of whole blocks (32 -> 64: one
+    conv per group on its channel blocks); a grouped 3x3 of 4 channels per group (inside the
+    blocks: blockwise); an ``AveragePool`` over the whole map (a global one)."""
     b = _Builder(6)
 
     def grouped(x, cin, cout, groups, k=1, pad=0):
@@ -235,13 +236,14 @@ def _grouped_shuffle():
     y = b.bn(grouped(y, 24, 24, 4), 24)
     y = b.op("Relu", [b.op("Sum", [y, a])])
     y = b.op("Relu", [grouped(y, 24, 32, 2)])
-    y = b.op("Relu", [grouped(y, 32, 32, 8, k=3, pad=1)])
+    y = b.op("Relu", [grouped(y, 32, 64, 2, k=3, pad=1)])
+    y = b.op("Relu", [grouped(y, 64, 64, 16, k=3, pad=1)])
     y = b.op("AveragePool", [y], kernel_shape=[10, 12])
-    return _model(b.nodes, b.inits, (1, 16, 10, 12), y, (1, 32, 1, 1))
+    return _model(b.nodes, b.inits, (1, 16, 10, 12), y, (1, 64, 1, 1))
 
 
 OP_MODELS = {
-    "grouped_shuffle": (_grouped_shuffle, {"conv2d": 9, "avgpool": 1}),
+    "grouped_shuffle": (_grouped_shuffle, {"conv2d": 10, "avgpool": 1}),
     "bn_hardswish": (_bn_hardswish, {"conv2d": 5, "mul": 1}),
     "se_block": (lambda: _se_block()[0], {"conv2d": 7, "avgpool": 1, "mul": 1}),
     "elementwise": (_elementwise, {"conv2d": 8, "mul": 1, "eltwise_add": 1, "maxpool": 1}),

@@ -6,8 +6,8 @@ VTA programs are produced by emitting every operator of a wave through one
 :class:`vtabench.runtime.Runtime` (``sync="batch"``) over a
 :class:`~vtabench.graph.record.RecordingDevice`: the runtime's allocations give the memory plan,
 its writes of weights, biases and micro-op kernels give the static image (uploaded once per
-model), and each ``sync`` gives one program (instruction bytes). A second runtime with
-``sync="layer"`` records one program per layer for profiling (per-layer cycles on the RTL).
+model), and each ``sync`` gives one program (instruction bytes). A second runtime, synced after
+every layer, records one program per layer for profiling (per-layer cycles on the RTL).
 """
 
 from __future__ import annotations
@@ -131,16 +131,20 @@ def compile_graph(g: Graph, cfg: Config, profile: bool = True,
             tensors[u]["addr"] = (tensors[n.inputs[0]]["addr"] if alias
                                   else rt.alloc(tensors[u]["nbytes"]).addr)
     ops: dict[str, CompiledOp] = {}
-    binds: dict[str, dict[str, DeviceBuffer]] = {}  # node -> the operator's buffers
+    # node -> the operator's buffers, one set per group of a conv split by groups
+    binds: dict[str, list[dict[str, DeviceBuffer]]] = {}
     layers: dict[str, dict[str, Any]] = {}
     for u in vta_nodes:
         n = g.nodes[u]
         tc = time.perf_counter()
         ops[u] = compile_op(n.spec, cfg, double_buffer=double_buffer)
-        binds[u] = _bind_operands(rt, n, ops[u], tensors, cfg)
-        layers[u] = {"op": n.op, "macs": int(n.spec.macs), "model_macs": model_macs(n),
+        split = n.attrs.get(passes.GROUP_SPLIT, 1)
+        binds[u] = [_bind_operands(rt, n, ops[u], tensors, cfg, (gi, split))
+                    for gi in range(split)]
+        layers[u] = {"op": n.op, "macs": int(n.spec.macs) * split, "model_macs": model_macs(n),
                      "key": n.key,
-                     "shape": spec_text(n.spec), "tiling": str(ops[u].tiling), "wave": wave[u],
+                     "shape": spec_text(n.spec) + (f" x {split} groups" if split > 1 else ""),
+                     "tiling": str(ops[u].tiling), "wave": wave[u],
                      "compile_s": round(time.perf_counter() - tc, 3)}
         if log:
             log(f"compiled {u}: {layers[u]['shape']} in {layers[u]['compile_s']} s")
@@ -150,15 +154,19 @@ def compile_graph(g: Graph, cfg: Config, profile: bool = True,
         nodes = [u for u in vta_nodes if wave[u] == w]
         r0 = len(dev.runs)
         for u in nodes:
-            ops[u].emit(rt, binds[u])
+            for b in binds[u]:
+                ops[u].emit(rt, b)
         rt.sync()
         programs += [wave_program(w, insns, nodes) for insns in dev.runs[r0:]]
     prof: list[WaveProgram] = []
     if profile and vta_nodes:
-        rt_layer = Runtime(dev, sync="layer", insn_capacity=1 << 16)
+        # one program per layer: queued in batch mode and synced after each layer (a conv
+        # split by groups emits once per group, one program for all of them)
+        rt_layer = Runtime(dev, sync="batch", insn_capacity=1 << 16)
         for u in vta_nodes:
             r0 = len(dev.runs)
-            ops[u].emit(rt_layer, binds[u])
+            for b in binds[u]:
+                ops[u].emit(rt_layer, b)
             rt_layer.sync()
             prof += [wave_program(wave[u], insns, [u]) for insns in dev.runs[r0:]]
     image = dev.static_ranges()
@@ -212,13 +220,23 @@ def _check_cpu_build(mod: Any) -> None:
 
 
 def _bind_operands(rt: Runtime, n: Node, op: CompiledOp, tensors: dict[str, dict[str, Any]],
-                   cfg: Config) -> dict[str, DeviceBuffer]:
+                   cfg: Config, group: tuple[int, int] = (0, 1)) -> dict[str, DeviceBuffer]:
     """Write node ``n``'s packed weight and epilogue tensors through ``rt`` (into the static
-    image) and name the device buffer of every operand of its compiled operator."""
+    image) and name the device buffer of every operand of its compiled operator. ``group``:
+    (index, count) of a conv split by groups (:data:`~vtabench.graph.passes.GROUP_SPLIT`): its slice of the weight,
+    the per-channel operands and the channel blocks of its input, output and residual (whole
+    blocks, so each slice is a contiguous range of the packed tensor)."""
     conv = isinstance(n.spec, Conv2dSpec)
+    gi, split = group
 
     def tensor(name: str) -> DeviceBuffer:
-        return DeviceBuffer(tensors[name]["addr"], tensors[name]["nbytes"])
+        part = tensors[name]["nbytes"] // split
+        return DeviceBuffer(tensors[name]["addr"] + gi * part, part)
+
+    def rows(a: np.ndarray) -> np.ndarray:
+        """The output channels of this group (axis 0)."""
+        part = a.shape[0] // split
+        return a[gi * part:(gi + 1) * part]
 
     def static(a: np.ndarray) -> DeviceBuffer:
         buf = rt.alloc(a.nbytes)
@@ -228,13 +246,14 @@ def _bind_operands(rt: Runtime, n: Node, op: CompiledOp, tensors: dict[str, dict
     bind = {"out": tensor(n.name), "data": tensor(n.inputs[0])}
     for name in op.input_names:
         if name == "weight":
-            bind[name] = static(_packed_weight(n, cfg))
+            bind[name] = static(pack_conv_weight(rows(n.q.weight), cfg) if split > 1
+                                else _packed_weight(n, cfg))
         elif name.startswith("mul"):  # the second operand of a product, an activation
             bind[name] = tensor(n.inputs[1])
         elif name.startswith("residual"):  # the last input (a product's: its x again)
             bind[name] = tensor(n.inputs[-1])
         elif name != "data":
-            t = n.iform.operands[int(re.search(r"\d+$", name).group())]
+            t = rows(n.iform.operands[int(re.search(r"\d+$", name).group())])
             bind[name] = static(pack_act(t[None], cfg) if t.ndim == 3 else
                                 pack_bias(t, cfg, conv))
     return bind

@@ -98,6 +98,13 @@ def groups_in_blocks(c: int, o: int, groups: int, cfg: Any) -> bool:
             and cfg.block_in % (c // groups) == 0)
 
 
+def groups_of_blocks(c: int, o: int, groups: int, cfg: Any) -> bool:
+    """Whether every group of a grouped conv has whole blocks of input and of output channels:
+    then each group is a dense conv on a contiguous range of channel blocks."""
+    return (c % groups == 0 and o % groups == 0 and (c // groups) % cfg.block_in == 0
+            and (o // groups) % cfg.block_out == 0 and cfg.batch == 1)
+
+
 def pack_grouped_blockwise_weight(w: np.ndarray, groups: int, cfg: Any) -> np.ndarray:
     """A grouped conv's weight (O, C/g, KH, KW) with :func:`groups_in_blocks` -> the diagonal
     blocks of a blockwise conv, (O/BO, 1, KH, KW, BO, BI): block ``b`` holds the kernels of the

@@ -27,10 +27,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vtabench.graph.ir import CPU, VTA, Graph, Node
-from vtabench.graph.pack import groups_in_blocks, phys_channels
+from vtabench.graph.pack import groups_in_blocks, groups_of_blocks, phys_channels
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
+
+#: ``Node.attrs`` key of a grouped conv whose groups are whole blocks of input and output
+#: channels: its ``spec`` is one group's conv, run once per group on the group's channel blocks
+#: (contiguous in the packed layout), the value the group count.
+GROUP_SPLIT = "group_split"
 
 NEUTRAL_OPS = {"relax.reshape", "relax.flatten", "relax.squeeze", "relax.expand_dims",
                "reshape"}
@@ -215,10 +220,18 @@ def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> Non
             elif n.op == "conv2d":
                 o, c, k, kw = n.q.weight.shape
                 _, cin, h, w = x.shape
-                # depthwise, or groups inside the blocks: one GEMM per block; other grouped
-                # convs: the dense conv of their block-diagonal weight
-                blockwise = n.q.groups > 1 and groups_in_blocks(cin, o, n.q.groups, cfg)
-                spec = Conv2dSpec(1, phys_channels(cin, cfg), h, w, phys_channels(o, cfg), k,
+                # depthwise, or groups inside the blocks: one GEMM per block; groups of whole
+                # blocks: one conv per group; other grouped convs: the dense conv of their
+                # block-diagonal weight
+                groups = n.q.groups
+                blockwise = groups > 1 and groups_in_blocks(cin, o, groups, cfg)
+                split = groups if groups > 1 and not blockwise and groups_of_blocks(
+                    cin, o, groups, cfg) else 1
+                n.attrs.pop(GROUP_SPLIT, None)
+                if split > 1:
+                    n.attrs[GROUP_SPLIT] = split
+                spec = Conv2dSpec(1, phys_channels(cin // split, cfg), h, w,
+                                  phys_channels(o // split, cfg), k,
                                   n.q.stride, n.q.pad, epilogue=n.iform.epilogue, name=n.name,
                                   blockwise=blockwise, kernel_w=kw if kw != k else 0,
                                   stride_w=n.q.stride_w)
