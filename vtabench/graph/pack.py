@@ -109,11 +109,9 @@ def pack_grouped_blockwise_weight(w: np.ndarray, groups: int, cfg: Any) -> np.nd
     """A grouped conv's weight (O, C/g, KH, KW) with :func:`groups_in_blocks` -> the diagonal
     blocks of a blockwise conv, (O/BO, 1, KH, KW, BO, BI): block ``b`` holds the kernels of the
     groups inside channels ``b * BO .. b * BO + BO - 1`` (the diagonal of the dense expansion)."""
-    BO = cfg.block_out
     dense = pack_conv_weight(expand_groups(w, groups), cfg)  # (O/BO, C/BI, KH, KW, BO, BI)
     b = np.arange(dense.shape[0])
-    return np.ascontiguousarray(dense[b, b][:, None]).reshape(dense.shape[0], 1,
-                                                             *dense.shape[2:4], BO, BO)
+    return np.ascontiguousarray(dense[b, b][:, None])
 
 
 def pack_dense_weight(w: np.ndarray, cfg: Any) -> np.ndarray:
