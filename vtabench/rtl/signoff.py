@@ -247,14 +247,15 @@ class Signoff:
 
 
 def describe_points(points: list[Point], limit: int) -> list[str]:
-    """The first ``limit`` missed points, one entry per line point or per toggled signal (bits
-    gathered: ``sig[7,3] 0->1``)."""
+    """The first ``limit`` missed points, one entry per line, branch, FSM or assertion point (with
+    its instance) or per toggled signal and instance (bits gathered: ``sig[7,3] (u_x)``)."""
     out: list[str] = []
     toggles: dict[tuple[str, str], list[str]] = defaultdict(list)
     for p in points:
         tb = toggle_bit(p) if p.kind == "toggle" else None
-        if tb is None:
-            out.append(f"{Path(p.file).name}:{p.line} {p.comment}".rstrip())
+        if tb is None:  # with the instance: a module's instances each have their points
+            where = ".".join(p.hier.split(".")[-2:])
+            out.append(f"{Path(p.file).name}:{p.line} {p.comment} ({where})")
         else:
             bits = toggles.setdefault((tb[0], p.hier), [])
             if tb[1] is not None and str(tb[1]) not in bits:
