@@ -7,7 +7,9 @@ of vtabench.verify.directed whose inp / wgt elements are each loaded at most onc
 with immediates and tensors, GEMM loops, resets and dst repeats, ALU hazards, padded ACC /
 ACC_8BIT loads), and random compute programs (random GEMM loops and resets, every ALU op with
 random immediates, SHR with every class of shift amount, MUL, tensor operands, LOAD ACC /
-ACC_8BIT with pads and strides, micro-op tables). The bench fills the inp and wgt buffers with
+ACC_8BIT with pads and strides, empty loops; half the loops on three acc elements, so that
+iterations read what the one to three before them wrote). The programs run in a row, each from
+the buffers the last left (fsim starts from them too). The bench fills the inp and wgt buffers with
 fsim's final inp / wgt (the only load-stage writes they get) and feeds the stage the
 instructions fetch routes to it, each as {program index, word} with the program's don't-care
 fields and reserved bits random (vtabench.verify.random_program.randomize_ignored) and random
@@ -16,10 +18,11 @@ only of an offered token, once per instruction that asks, a push exactly at its 
 into a full queue; one retire per instruction, in order). Scoreboard: the stage's buffer
 writes (uop / acc window writes of its DMA, acc + out element writes of its loops) applied to
 models of the uop, acc and out buffers, compared with fsim's buffers after the stream.
-Stimulus: command gaps, late tokens, room that comes and goes, AR / R stalls. Errors: a GEMM or
-ALU index past its buffer at a random instruction (its iterations before the bad one write, as a
-shorter loop in fsim; nothing after it runs), a micro-op range past the uop buffer (nothing
-written); err_o / err_idx_o name it; clr_i clears it.
+Stimulus: command gaps, late tokens, room that comes and goes, AR / R stalls. Errors, after a
+few random instructions: a GEMM or an ALU index past its buffer on the instruction's second
+outer iteration (the first one writes, as the shorter loop does in fsim; nothing after it runs),
+a micro-op range past the uop buffer (nothing written); err_o / err_idx_o name it; clr_i clears
+it.
 """
 
 from __future__ import annotations
