@@ -107,3 +107,18 @@ def test_register_map_parameters_follow_the_generated_view() -> None:
     assert params["MappedWords"] == sum(1 << (off // 4) for off in regs.REGISTERS.values())
     assert params["RwWords"] & params["RoWords"] == 0
     assert params["VersionValue"] != 0
+
+
+@pytest.mark.slow
+def test_dma_rd_reference_catches_a_misplaced_beat(tmp_path: Path) -> None:
+    """The DMA read path's reference (formal/vta_dma_rd_props.sv) sees a row's first beat
+    written as if the row were aligned (catalogue mutant dma-beat-offset): a write of the
+    first data beat fails, with a trace from reset. Slow: about two minutes here."""
+    mutant = next(m for m in load_catalogue("rtl") if m.id == "dma-beat-offset")
+    hdl = Mutation(mutant.file, mutant.old, mutant.new).apply(tmp_path / "hdl")
+    result = formal.run_job(_job("dma_rd-edge8"), tmp_path / "cex", hdl_dir=hdl, tag="mut",
+                            tasks=("check",))
+    failed = [p for p in result.properties if p.status == "failed"]
+    assert failed and {p.name for p in failed} & {"write_addr", "write_mask"}, \
+        formal.table([result])
+    assert all(p.step is not None and p.step >= 6 for p in failed)
