@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from vtabench.hwgen.constants import sv_package, sv_package_path
-from vtabench.rtl import filelist
+from vtabench.rtl import cover_points, filelist
 from vtabench.sources import HDL_DIR, TB_DIR
 from vtabench.spec.config import Config, is_builtin
 from vtabench.workdirs import PACKAGE_DIR, build_root
@@ -203,8 +203,8 @@ def _build_args(waves: bool, coverage: bool = False, assertions: bool = True) ->
         args += ["-CFLAGS", "-march=native"]
     if waves:
         args += (["--trace-fst"] if waves_format() == "fst" else []) + ["--trace-structs"]
-    if coverage:
-        args += ["--coverage-line", "--coverage-toggle"]
+    if coverage:  # (--coverage-user: the assertion and FSM cover points of rtl.cover_points)
+        args += ["--coverage-line", "--coverage-toggle", "--coverage-user"]
     return args
 
 
@@ -374,6 +374,8 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
         fcntl.flock(lock, fcntl.LOCK_EX)
         pkg = config_package(cfg, bdir)
         hdl_dir = mutation.apply(bdir / "mutant_hdl") if mutation else HDL_DIR
+        if coverage and not stub:  # every assertion's trigger and FSM arc as a cover point
+            hdl_dir = cover_points.instrument(bdir / "cover_hdl", hdl_dir)
         try:
             core = (filelist.read(filelist.GLS_CELLS) + [netlist.resolve()]
                     if netlist is not None else core_sources(stub, hdl_dir))
@@ -423,7 +425,7 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
               f"{rebuild_reason(info, inputs, recipe, force)}", file=sys.stderr, flush=True)
         # A clean build: stale make dependency files (.d) of removed inputs break make.
         for entry in bdir.iterdir():
-            if entry.name not in ("gen", "mutant_hdl"):
+            if entry.name not in ("gen", "mutant_hdl", "cover_hdl"):
                 shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
         t0 = time.monotonic()
         log = bdir / "build.log"
