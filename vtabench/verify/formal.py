@@ -228,7 +228,6 @@ JOBS: tuple[Job, ...] = (
     _dma_rd("dma_rd-default", "default", 0),
     _dma_rd("dma_rd-acc-default", "default", 1),
     _dma_rd("dma_rd-cloud32", "cloud32", 0),
-    _dma_rd("dma_rd-acc-cloud32", "cloud32", 1),
 )
 
 
