@@ -48,11 +48,15 @@ module MULT18X18D (
   parameter RESETMODE = "SYNC";
 
   logic [17:0] a, b, c;
+  logic signed [35:0] a_ext, b_ext;
   logic [35:0] p;
   assign a = {A17, A16, A15, A14, A13, A12, A11, A10, A9, A8, A7, A6, A5, A4, A3, A2, A1, A0};
   assign b = {B17, B16, B15, B14, B13, B12, B11, B10, B9, B8, B7, B6, B5, B4, B3, B2, B1, B0};
   assign c = {C17, C16, C15, C14, C13, C12, C11, C10, C9, C8, C7, C6, C5, C4, C3, C2, C1, C0};
-  assign p = 36'($signed({SIGNEDA & a[17], a}) * $signed({SIGNEDB & b[17], b}));
+  // Operands extended to the product's width first: the product is exact modulo 2^36.
+  assign a_ext = {{18{SIGNEDA & a[17]}}, a};
+  assign b_ext = {{18{SIGNEDB & b[17]}}, b};
+  assign p = a_ext * b_ext;
   assign {P35, P34, P33, P32, P31, P30, P29, P28, P27, P26, P25, P24, P23, P22, P21, P20, P19, P18, P17, P16, P15, P14, P13, P12, P11, P10, P9, P8, P7, P6, P5, P4, P3, P2, P1, P0} = p;
   assign {ROA17, ROA16, ROA15, ROA14, ROA13, ROA12, ROA11, ROA10, ROA9, ROA8, ROA7, ROA6, ROA5, ROA4, ROA3, ROA2, ROA1, ROA0} = a;
   assign {ROB17, ROB16, ROB15, ROB14, ROB13, ROB12, ROB11, ROB10, ROB9, ROB8, ROB7, ROB6, ROB5, ROB4, ROB3, ROB2, ROB1, ROB0} = b;
