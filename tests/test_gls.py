@@ -1,4 +1,5 @@
-"""Gate-level simulation (vtabench.rtl.gls, `make gls`): synth_ecp5 netlists against the RTL.
+"""Gate-level simulation (vtabench.rtl.gls, vtabench.verify.gls, `make gls`): synth_ecp5 netlists
+against the RTL and fsim.
 
 In `make test`: one small module (vta_sram with two read ports, mapped to DP16KD block RAMs) and
 its netlist side by side under random stimulus. Slow: the same with block RAM collisions
@@ -11,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from vtabench.rtl.gls import check, module_pair, programs_for, synthesize, with_parameters
+from vtabench.rtl.gls import module_pair, synthesize, with_parameters
+from vtabench.verify.gls import check, programs_for
 from vtabench.spec.config import load_config
 
 #: Two read ports of 72-bit words: each a PDPW16KD pair (x36), with read-during-write collisions.

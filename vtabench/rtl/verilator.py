@@ -393,13 +393,11 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
         args = _build_args(waves, coverage, assertions=not speed) + ([] if stub else
                                                                  [f"+incdir+{hdl_dir}"])
         if netlist is not None:
-            from vtabench.rtl.gls import cell_library_dir
-            args.append(f"+incdir+{cell_library_dir()}")
+            args.append(f"+incdir+{filelist.gls_cell_library()}")
         hashed = sources + [bench.file_list] + ([] if stub else [
             f for f in hashed_rtl_files(hdl_dir) if f not in sources])
         if netlist is not None:
-            from vtabench.rtl.gls import cell_library_files
-            hashed += [filelist.GLS_CELLS, *cell_library_files()]
+            hashed += [filelist.GLS_CELLS, *filelist.gls_cell_library_files()]
         recipe = {"recipe version": RECIPE_VERSION, "build options": args,
                   "tool versions": _tool_versions(), "configuration": cfg.as_dict(),
                   "public signals": PUBLIC, "top": bench.toplevel,
