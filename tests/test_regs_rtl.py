@@ -21,24 +21,11 @@ from vtabench.tb.platform.protocol import Op, pack_mmio
 
 from vtabench.spec.config import Config, load_config
 from vtabench.spec.contracts import regs as R
+from vtabench.tb.unit.regmap_fields import effect_bits, field_mask, fields_with_access
 
 MEM_BYTES = 1 << 16
 ALL_ONES = 0xFFFFFFFF
 Mmio = Callable[[Sequence[tuple]], list[int]]
-
-
-def _mask(f: R.Field) -> int:
-    return ((1 << f.width) - 1) << f.lsb
-
-
-def _fields(*kinds: str) -> list[tuple[str, str, R.Field]]:
-    return [(reg, name, f) for reg, fs in R.FIELDS.items() for name, f in fs.items()
-            if f.access in kinds]
-
-
-def _effect_bits(reg: str) -> int:
-    """Bits of ``reg`` where writing 1 does something (a pulse, a clear)."""
-    return sum(_mask(f) for f in R.FIELDS[reg].values() if f.access in ("wo_pulse", "w1c"))
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +60,8 @@ def card(cfg: Config) -> Iterator[Callable[[], Mmio]]:
 def test_reset_values(card: Callable[[], Mmio], cfg: Config) -> None:
     mmio = card()
     got = dict(zip(R.REGISTERS, mmio([("r", off) for off in R.REGISTERS.values()]), strict=True))
-    for reg, name, f in _fields("rw", "ro", "const", "wo_pulse", "w1c"):
-        value = (got[reg] & _mask(f)) >> f.lsb
+    for reg, name, f in fields_with_access("rw", "ro", "const", "wo_pulse", "w1c"):
+        value = (got[reg] & field_mask(f)) >> f.lsb
         if f.reset is not None:  # stored or constant: the map's reset value (LAUNCH reads 0)
             want = f.reset
         elif reg == "CONFIG_ID":
@@ -91,29 +78,29 @@ def test_writable_fields_read_back(card: Callable[[], Mmio]) -> None:
     """Each rw field takes two patterns and reads each back; the other fields of its register
     keep their value; byte enables select the lanes written."""
     mmio = card()
-    for reg, name, f in _fields("rw"):
-        off, m = R.REGISTERS[reg], _mask(f)
+    for reg, name, f in fields_with_access("rw"):
+        off, m = R.REGISTERS[reg], field_mask(f)
         before = mmio([("r", off)])[0]
         for pattern in (0xA5C3_5A3C, 0x5A3C_A5C3, ALL_ONES, 0):
             value = (before & ~m) | (pattern & m)
-            got = mmio([("w", off, value & ~_effect_bits(reg)), ("r", off)])[1]
+            got = mmio([("w", off, value & ~effect_bits(reg)), ("r", off)])[1]
             assert got & m == pattern & m, \
                 f"{reg}.{name}: wrote {pattern & m:#x}, read {got & m:#x}"
             assert got & ~m == before & ~m, f"{reg}.{name}: a write changed other fields"
         got = mmio([("w", off, ALL_ONES, 0b0100), ("r", off)])[1]  # byte lane 2 only
         assert got & m == 0x00FF_0000 & m, f"{reg}.{name}: WSTRB 0b0100 gave {got:#x}"
-        mmio([("w", off, before & ~_effect_bits(reg))])
+        mmio([("w", off, before & ~effect_bits(reg))])
 
 
 @pytest.mark.rtl
 def test_read_only_fields_unchanged_by_writes(card: Callable[[], Mmio]) -> None:
     mmio = card()
-    for reg in {reg for reg, _, _ in _fields("ro", "const")}:
+    for reg in {reg for reg, _, _ in fields_with_access("ro", "const")}:
         off = R.REGISTERS[reg]
-        ro = sum(_mask(f) for f in R.FIELDS[reg].values() if f.access in ("ro", "const"))
+        ro = sum(field_mask(f) for f in R.FIELDS[reg].values() if f.access in ("ro", "const"))
         before = mmio([("r", off)])[0]
         for value in (ALL_ONES, 0, ~before & ALL_ONES):
-            got = mmio([("w", off, value & ~_effect_bits(reg)), ("r", off)])[1]
+            got = mmio([("w", off, value & ~effect_bits(reg)), ("r", off)])[1]
             assert got & ro == before & ro, \
                 f"{reg}: a write of {value:#x} changed {before:#x} to {got:#x}"
 
@@ -124,10 +111,10 @@ def test_write_one_to_clear(card: Callable[[], Mmio]) -> None:
     every interrupt cause; writing 0 clears nothing, writing 1 to one field clears that field
     alone, and the interrupt output (STATUS.IRQ) follows IRQ_STATUS & IRQ_ENABLE."""
     mmio = card()
-    w1c = _fields("w1c")
+    w1c = fields_with_access("w1c")
     assert w1c, "the map has write-one-to-clear fields"
     regs_w1c = {reg for reg, _, _ in w1c}
-    every_cause = sum(_mask(f) for f in R.FIELDS["IRQ_ENABLE"].values())
+    every_cause = sum(field_mask(f) for f in R.FIELDS["IRQ_ENABLE"].values())
     mmio([("w", R.IRQ_ENABLE, every_cause), ("w", R.INSN_COUNT, 1),
           ("w", R.CTRL, R.CTRL_LAUNCH)])
     for _ in range(100):
@@ -137,7 +124,7 @@ def test_write_one_to_clear(card: Callable[[], Mmio]) -> None:
     assert status & R.STATUS_DONE and status & R.STATUS_ERROR, f"STATUS {status:#x}"
     for reg in regs_w1c:
         off = R.REGISTERS[reg]
-        all_set = sum(_mask(f) for f in R.FIELDS[reg].values() if f.access == "w1c")
+        all_set = sum(field_mask(f) for f in R.FIELDS[reg].values() if f.access == "w1c")
         assert mmio([("r", off)])[0] & all_set == all_set, f"{reg}: the failed run set it all"
         assert mmio([("w", off, 0), ("r", off)])[1] & all_set == all_set, f"{reg}: 0 cleared"
         remaining = all_set
@@ -145,8 +132,8 @@ def test_write_one_to_clear(card: Callable[[], Mmio]) -> None:
             if r2 != reg:
                 continue
             assert mmio([("r", R.STATUS)])[0] & R.STATUS_IRQ, "interrupt raised while causes set"
-            remaining &= ~_mask(f)
-            got = mmio([("w", off, _mask(f)), ("r", off)])[1]
+            remaining &= ~field_mask(f)
+            got = mmio([("w", off, field_mask(f)), ("r", off)])[1]
             assert got & all_set == remaining, f"{reg}.{name}: W1C left {got:#x}"
         status = mmio([("r", R.STATUS)])[0]
         assert not status & R.STATUS_IRQ, "interrupt dropped once every cause is cleared"

@@ -31,6 +31,7 @@ from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.program import Program
 from vtabench.spec.tokens import stage_of
 from vtabench.tb.unit.clocked_tb import ClockedTB, config, val
+from vtabench.tb.unit.regmap_fields import effect_bits, field_mask, fields_with_access
 from vtabench.tb.unit.runner import bench_seed, configs, run_bench, unit_sources
 from vtabench.tb.unit.test_core import INSN_COUNTERS, Placed, SuffixedPorts, make_ram, stall
 from vtabench.verify.directed import directed_programs
@@ -38,20 +39,6 @@ from vtabench.verify.directed import directed_programs
 ALL_ONES = 0xFFFFFFFF
 #: register of each stage's instruction counter (the core's output INSN_COUNTERS[stage])
 STAGE_COUNTERS = {stage: port[:-2].upper() for stage, port in INSN_COUNTERS.items()}
-
-
-def _mask(f: R.Field) -> int:
-    return ((1 << f.width) - 1) << f.lsb
-
-
-def _fields(*kinds: str) -> list[tuple[str, str, R.Field]]:
-    return [(reg, name, f) for reg, fs in R.FIELDS.items() for name, f in fs.items()
-            if f.access in kinds]
-
-
-def _effect_bits(reg: str) -> int:
-    """Bits of ``reg`` where writing 1 does something (a pulse, a clear)."""
-    return sum(_mask(f) for f in R.FIELDS[reg].values() if f.access in ("wo_pulse", "w1c"))
 
 
 class ShellTB(ClockedTB):
@@ -108,8 +95,8 @@ async def reset_values(dut):
     """Every field after reset; undefined bits read 0."""
     tb = await start(dut)
     got = {reg: await tb.rd(off) for reg, off in R.REGISTERS.items()}
-    for reg, name, f in _fields("rw", "ro", "const", "wo_pulse", "w1c"):
-        value = (got[reg] & _mask(f)) >> f.lsb
+    for reg, name, f in fields_with_access("rw", "ro", "const", "wo_pulse", "w1c"):
+        value = (got[reg] & field_mask(f)) >> f.lsb
         if f.reset is not None:
             want = f.reset
         elif reg == "CONFIG_ID":
@@ -127,30 +114,30 @@ async def writable_fields(dut):
     """Each rw field takes patterns and reads each back, its neighbours unchanged; a one-byte
     write changes only its byte lane."""
     tb = await start(dut)
-    for reg, name, f in _fields("rw"):
-        off, m = R.REGISTERS[reg], _mask(f)
+    for reg, name, f in fields_with_access("rw"):
+        off, m = R.REGISTERS[reg], field_mask(f)
         before = await tb.rd(off)
         for pattern in (0xA5C3_5A3C, 0x5A3C_A5C3, ALL_ONES, tb.rng.getrandbits(32), 0):
-            await tb.wr(off, ((before & ~m) | (pattern & m)) & ~_effect_bits(reg))
+            await tb.wr(off, ((before & ~m) | (pattern & m)) & ~effect_bits(reg))
             got = await tb.rd(off)
             assert got & m == pattern & m, f"{reg}.{name}: wrote {pattern & m:#x}, read {got:#x}"
             assert got & ~m == before & ~m, f"{reg}.{name}: a write changed other fields"
         await tb.axil.write(off + 2, b"\xff")  # WSTRB 0b0100
         got = await tb.rd(off)
         assert got & m == 0x00FF_0000 & m, f"{reg}.{name}: WSTRB 0b0100 gave {got:#x}"
-        await tb.wr(off, before & ~_effect_bits(reg))
+        await tb.wr(off, before & ~effect_bits(reg))
 
 
 @cocotb.test()
 async def read_only_fields(dut):
     """Writes leave every ro and const field unchanged (and start nothing)."""
     tb = await start(dut)
-    for reg in dict.fromkeys(reg for reg, _, _ in _fields("ro", "const")):
+    for reg in dict.fromkeys(reg for reg, _, _ in fields_with_access("ro", "const")):
         off = R.REGISTERS[reg]
-        ro = sum(_mask(f) for f in R.FIELDS[reg].values() if f.access in ("ro", "const"))
+        ro = sum(field_mask(f) for f in R.FIELDS[reg].values() if f.access in ("ro", "const"))
         before = await tb.rd(off)
         for value in (ALL_ONES, 0, ~before, tb.rng.getrandbits(32)):
-            await tb.wr(off, value & ~_effect_bits(reg))
+            await tb.wr(off, value & ~effect_bits(reg))
             got = await tb.rd(off)
             assert got & ro == before & ro, \
                 f"{reg}: a write of {value & ALL_ONES:#x} changed {before:#x} to {got:#x}"
