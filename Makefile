@@ -123,7 +123,7 @@ fpga: $(STAMP)
 # make gls: gate-level simulation of the core's synth_ecp5 netlist (CONFIG given on the command
 # line, else edge8): the directed set and COUNT random programs against fsim (docs/fpga.md).
 gls: $(STAMP)
-	$(BIN)/python -m vtabench.verify.gls --config $(if $(filter command line,$(origin CONFIG)),$(CONFIG),edge8) \
+	$(BIN)/vtabench gls --config $(if $(filter command line,$(origin CONFIG)),$(CONFIG),edge8) \
 	  --count $(COUNT) $(if $(SEED),--seed $(SEED))
 
 gen: $(STAMP)

@@ -17,7 +17,7 @@ from vtabench.cli import signals
 
 #: Command modules, in the order `vtabench --help` lists them.
 COMMANDS = ("sim", "configs", "gen", "asm", "disasm", "validate", "exec", "serve", "smoke",
-            "regress", "mutate", "formal", "quantize", "compile", "run", "fpga")
+            "regress", "mutate", "formal", "quantize", "compile", "run", "fpga", "gls")
 
 
 class CliError(Exception):

@@ -1,18 +1,13 @@
-"""`make gls`: the gate-level netlist of the core (:mod:`vtabench.rtl.gls`) on the core bench,
-checked against fsim: the directed set and random regression programs (memory timing,
-placement, injected faults), every DRAM image and outcome compared. It ends with
-``gls <config>: N/N programs match fsim`` (exit status 1 on any mismatch).
+"""The gate-level netlist of the core (:mod:`vtabench.rtl.gls`) on the core bench, checked against
+fsim (`vtabench gls`, `make gls`): the directed set and random regression programs (memory timing,
+placement, injected faults), every DRAM image and outcome compared.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
-import time
 from pathlib import Path
 
-from vtabench.rtl.gls import synthesize
-from vtabench.spec.config import Config, load_config
+from vtabench.spec.config import Config
 from vtabench.spec.program import Program
 from vtabench.verify.directed import directed_programs
 from vtabench.verify.regress.campaign import generate
@@ -38,32 +33,3 @@ def check(cfg: Config, netlist: Path, programs: list[Program], seed: int) -> lis
         if problem or diff:
             bad.append(f"{p.name}: {problem or diff}")
     return bad
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vtabench.verify.gls", description=__doc__.split("\n")[0])
-    ap.add_argument("--config", default="edge8", help="configuration (default edge8)")
-    ap.add_argument("--count", type=int, default=200, help="random programs (default 200)")
-    ap.add_argument("--seed", type=int, default=1, help="their regression seed (default 1)")
-    ap.add_argument("--no-directed", action="store_true", help="random programs only")
-    args = ap.parse_args(argv)
-    if args.count < 0:
-        ap.error(f"--count {args.count}: must be 0 or more")
-    try:
-        cfg = load_config(args.config)
-        netlist = synthesize(cfg.name)
-        progs = programs_for(cfg, args.count, args.seed, directed=not args.no_directed)
-        t0 = time.monotonic()
-        bad = check(cfg, netlist, progs, args.seed)
-    except (OSError, ValueError, RuntimeError) as exc:
-        print(f"gls: {exc}", file=sys.stderr)
-        return 2
-    for line in bad[:20]:
-        print(f"gls: MISMATCH {line}")
-    print(f"gls {cfg.name}: {len(progs) - len(bad)}/{len(progs)} programs match fsim "
-          f"(seed {args.seed}, {time.monotonic() - t0:.0f} s on the netlist)")
-    return 1 if bad else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
