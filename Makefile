@@ -73,7 +73,7 @@ lint: $(STAMP)
 
 # Every formal proof of the units (SymbiYosys from PyPI; docs/formal.md); make test runs the quick ones.
 formal: $(STAMP)
-	$(BIN)/vtabench formal
+	$(BIN)/vtabench formal --jobs $(JOBS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_fsim.py

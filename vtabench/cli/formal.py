@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from vtabench.cli import positive_int
@@ -19,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "job's own")
     p.add_argument("--quick", action="store_true", help="only the quick jobs (make test's)")
     p.add_argument("--list", action="store_true", help="list the jobs and exit")
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
+                   help="run N jobs at a time (default 1; a prove job's check runs two "
+                        "solver processes)")
     p.add_argument("--out", type=Path, default=None,
                    help="folder of counterexample traces (default results/formal)")
     p.set_defaults(func=run)
@@ -40,13 +44,15 @@ def run(args: argparse.Namespace) -> int:
     def say(line: str) -> None:
         print(f"formal: {line}", file=sys.stderr, flush=True)
 
+    t0 = time.monotonic()
     try:
-        results = formal.run(jobs, out, say=say)
+        results = formal.run(jobs, out, say=say, workers=args.jobs)
     except formal.FormalError as exc:
         raise CliError(str(exc)) from None
     print(formal.table(results))
     bad = [r.job.name for r in results if not r.ok]
     total = sum(r.seconds for r in results)
-    print(f"{len(results) - len(bad)} of {len(results)} jobs ok in {total:.1f} s"
+    print(f"{len(results) - len(bad)} of {len(results)} jobs ok in {total:.1f} s of job time"
+          f" ({time.monotonic() - t0:.1f} s wall, {args.jobs} at a time)"
           + (f"; failing: {', '.join(bad)} (traces in {out})" if bad else ""))
     return 1 if bad else 0

@@ -27,9 +27,11 @@ import signal
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -61,6 +63,11 @@ STOP_GRACE_S = 0.5
 
 class FormalError(RuntimeError):
     """The flow could not run (a tool missing, sby broke): one line, not a property result."""
+
+
+@dataclass(frozen=True)
+class FormalStopped(Exception):
+    """A job ended because the run was interrupted (another thread saw SIGINT or SIGTERM)."""
 
 
 @dataclass(frozen=True)
@@ -340,10 +347,11 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 def run_job(job: Job, out_dir: Path, hdl_dir: Path = HDL_DIR, tag: str = "",
             say: Callable[[str], None] | None = None, tasks: tuple[str, ...] = TASKS,
-            limit_s: float | None = None) -> Result:
+            limit_s: float | None = None, stop: threading.Event | None = None) -> Result:
     """Run one job (in build/formal/<name>[-tag]/); counterexamples go to ``out_dir``.
     ``tasks``: both (the asserts and the covers) or one of them; ``limit_s``: stop sby after
-    that many seconds (a Result with ``timed_out`` and no property)."""
+    that many seconds (a Result with ``timed_out`` and no property); ``stop``: set by another
+    thread to end the job at once (:class:`FormalStopped`)."""
     path = tool_path()
     work = build_root() / "formal" / (job.name + (f"-{tag}" if tag else ""))
     if work.exists():
@@ -374,6 +382,8 @@ def run_job(job: Job, out_dir: Path, hdl_dir: Path = HDL_DIR, tag: str = "",
                 if limit_s is not None and time.monotonic() - t0 > limit_s:
                     _stop(proc)
                     return Result(job, time.monotonic() - t0, (), work, timed_out=True)
+                if stop is not None and stop.is_set():
+                    raise FormalStopped(job.name)
         except BaseException:
             _stop(proc)
             raise
@@ -468,20 +478,34 @@ def write_trace_gtkw(vcd: Path) -> Path:
 
 
 def run(jobs: Iterable[Job], out_dir: Path, hdl_dir: Path = HDL_DIR, tag: str = "",
-        say: Callable[[str], None] | None = None) -> list[Result]:
-    """Run ``jobs`` one after another (the machine's cores are shared)."""
-    results = []
+        say: Callable[[str], None] | None = None, workers: int = 1) -> list[Result]:
+    """Run ``jobs``, ``workers`` at a time (default one after another: the machine's cores are
+    shared; each sby check of a prove job runs its base case and induction step side by side,
+    two processes), in the order given. An interrupt stops every running job's sby."""
     jobs = list(jobs)
-    for k, job in enumerate(jobs, 1):
+    stop = threading.Event()
+
+    def one(k: int, job: Job) -> Result:
+        if stop.is_set():
+            raise FormalStopped(job.name)
         if say is not None:
             say(f"[{k}/{len(jobs)}] {job.name}: {job.mode} depth {job.depth}, cover depth "
                 f"{job.cover_depth}")
-        results.append(run_job(job, out_dir, hdl_dir, tag, say))
+        r = run_job(job, out_dir, hdl_dir, tag, say, stop=stop)
         if say is not None:
-            r = results[-1]
             say(f"[{k}/{len(jobs)}] {job.name}: {'ok' if r.ok else 'FAILED'} in "
                 f"{r.seconds:.1f} s")
-    return results
+        return r
+
+    if workers <= 1:
+        return [one(k, job) for k, job in enumerate(jobs, 1)]
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        futures = [pool.submit(one, k, job) for k, job in enumerate(jobs, 1)]
+        return [f.result() for f in futures]
+    finally:
+        stop.set()  # a failure or an interrupt of this thread ends the others' sby at once
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def status_text(p: Property, job: Job) -> str:
