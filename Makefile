@@ -100,7 +100,7 @@ mutation: $(STAMP)
 
 coverage: $(STAMP)
 	$(BIN)/vtabench regress --config $(CONFIG) --count $(COV_COUNT) $(if $(SEED),--seed $(SEED)) \
-	  --targets fsim,rtl --jobs $(JOBS) --rtl-coverage results/coverage --signoff
+	  --targets fsim,rtl --jobs $(JOBS) --rtl-coverage results/coverage --platform-coverage --signoff
 
 # One module's unit bench (tb/unit/test_<module>.py), every configuration and parameter set; WAVES=1
 # writes waves and a GTKWave save file per build (paths printed).

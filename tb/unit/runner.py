@@ -75,6 +75,7 @@ class UnitRun:
     uncovered: list[int]         # lines of the module's file with a line or branch point missed
     untoggled: list[str]         # its toggle points never hit (signal and bit)
     waves: Path | None
+    build_dir: Path              # its coverage.dat holds every point of the build
 
 
 def _tag(params: Mapping[str, int]) -> str:
@@ -197,7 +198,7 @@ def _build_and_run(bdir: Path, name: str, module: str, top: str, files: list[str
              if tc.find("failure") is not None or tc.find("error") is not None]
     if expect_fail:
         assert fails or not cases, f"{name}: test_{module} passed but was expected to fail"
-        return UnitRun(text, {}, [], [], None)
+        return UnitRun(text, {}, [], [], None, bdir)
     assert results.exists(), f"{name}: the bench wrote no {results} (seed {seed})"
     assert cases, f"{name}: no cocotb test ran (see {results})"
     assert not fails and not fired, (f"{name}: failing tests {fails} (see {log}; "
@@ -209,7 +210,7 @@ def _build_and_run(bdir: Path, name: str, module: str, top: str, files: list[str
         dump = bdir / ("dump.fst" if fst else "dump.vcd")
         wave_file = bdir / f"{name}{dump.suffix}"
         shutil.move(dump, wave_file)
-    run = UnitRun(text, *_module_coverage(dat, f"{dut}.sv"), wave_file)
+    run = UnitRun(text, *_module_coverage(dat, f"{dut}.sv"), wave_file, bdir)
     summary = coverage_line(dut, run)
     (bdir / "coverage.txt").write_text(summary + "\n")
     print(f"{name}: {summary}")

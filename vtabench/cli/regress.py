@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 from concurrent.futures import Executor
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -67,6 +68,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "waivers; exit 1 below them, naming the module, kind and first missed points")
     p.add_argument("--waivers", type=Path, metavar="TOML",
                    help="with --signoff: the waiver file (default tb/coverage_waivers.toml)")
+    p.add_argument("--platform-coverage", action="store_true",
+                   help="with --rtl-coverage: also run the shell's unit bench "
+                   "(tb/unit/test_shell.py) as a coverage build and merge the points of what only "
+                   "the platform instantiates (vta_shell, the register block vta_regs)")
     p.add_argument("--platform", help="opencl platform name (substring)")
     net = p.add_argument_group("whole networks")
     net.add_argument("--networks", type=_names, metavar="LIST",
@@ -134,6 +139,12 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--signoff: only with --rtl-coverage DIR")
     if args.waivers is not None and not args.signoff:
         raise ValueError("--waivers: only with --signoff")
+    if args.platform_coverage:
+        if args.rtl_coverage is None:
+            raise ValueError("--platform-coverage: only with --rtl-coverage DIR")
+        from vtabench.verify.platform_coverage import check_config
+
+        check_config(args.config)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     targets = _names(args.targets)
     bad = [t for t in targets if t not in BACKENDS]
@@ -207,6 +218,9 @@ def _run_programs(args: argparse.Namespace, targets: list[str], seed: int,
         bins = all_bins(result.coverage.cfg)
         coverage_figure(result.coverage.hits, bins, title).savefig(args.coverage_png)
         print(f"wrote {args.coverage_png}")
+    if result.rtl_coverage is not None and args.platform_coverage:
+        if not _merge_platform_coverage(result, seed):
+            return 1
     if result.rtl_coverage is not None:
         from vtabench.report.coverage_html import write_report
         from vtabench.verify.regress.coverage import all_bins
@@ -228,6 +242,22 @@ def _run_programs(args: argparse.Namespace, targets: list[str], seed: int,
         if failures:
             return 1
     return 1 if result.failed else 0
+
+
+def _merge_platform_coverage(result: RegressResult, seed: int) -> bool:
+    """--platform-coverage: the shell bench's points of vta_shell and vta_regs merged into the
+    run's RTL coverage (vtabench.verify.platform_coverage); False (said in one line) when the
+    bench failed."""
+    from vtabench.verify.platform_coverage import PlatformCoverageError, platform_coverage
+
+    assert result.rtl_coverage is not None
+    print(f"platform coverage: the shell's unit bench on {result.config}, seed {seed}")
+    try:
+        result.rtl_coverage.merge(platform_coverage(result.config, seed))
+    except PlatformCoverageError as exc:
+        print(f"vtabench regress: error: {exc}", file=sys.stderr)
+        return False
+    return True
 
 
 def _waves_of_failures(result: RegressResult, save_dir: Path) -> None:
