@@ -43,7 +43,8 @@ def _section(text: str, title: str) -> str:
 
 def _tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
     """Every Markdown table of ``text``: (its header cells in lower case, its rows)."""
-    tables, block = [], []
+    tables: list[tuple[list[str], list[list[str]]]] = []
+    block: list[str] = []
     for line in [*text.splitlines(), ""]:
         if line.lstrip().startswith("|"):
             block.append(line)
@@ -166,7 +167,8 @@ def test_argued_rows_say_why_and_what_the_proofs_gave() -> None:
 
 def _top_level_parts(cell: str) -> list[str]:
     """``cell`` split at the commas outside parentheses."""
-    parts, depth, start = [], 0, 0
+    parts: list[str] = []
+    depth = start = 0
     for i, ch in enumerate(cell):
         depth += {"(": 1, ")": -1}.get(ch, 0)
         if ch == "," and depth == 0:
