@@ -120,6 +120,18 @@ def test_every_mutant_of_a_proven_unit_is_killed_or_argued_out_of_reach() -> Non
                        f"with proofs: {', '.join(stale)}")
 
 
+def test_mutant_counts_in_the_text_are_the_tables() -> None:
+    """The Mutants section's sentence "Today N of the catalogue's M mutants touch such files: K
+    killed, A argued out of reach" counts the catalogue and the two tables as they are."""
+    catalogue = load_catalogue("rtl")
+    m = re.search(r"Today (\d+) of the catalogue's (\d+) mutants touch such files: (\d+) "
+                  r"killed, (\d+) argued out of\s+reach", _section(_doc(), "Mutants"))
+    assert m, "docs/formal.md's Mutants section does not count the mutants"
+    counts = (len(in_reach(catalogue)), len(catalogue), len(killed_rows()), len(argued_rows()))
+    assert tuple(int(g) for g in m.groups()) == counts, \
+        f"docs/formal.md counts {m.groups()}, the catalogue and the tables {counts}"
+
+
 @pytest.mark.parametrize("which", ["killed", "argued"])
 def test_mutant_rows_name_the_unit_and_the_regressions_verdict(which: str) -> None:
     """The unit column is the mutant's file; the simulation column says "equivalent" exactly
