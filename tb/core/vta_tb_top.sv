@@ -194,4 +194,21 @@ module vta_tb_top #(
   initial $assertoff;
   always @(posedge clk_i) if (!rst_ni) $asserton;
 
+  // Toggle coverage counts what the design did, not its random power-up state settling to the
+  // reset values: the counts at the first clock edge after the first reset are taken off the
+  // toggle points at the end (tb/csrc/coverage.cpp; nothing in a build without coverage). Later
+  // resets (one before every program) count as the design's.
+  import "DPI-C" function void coverage_first_reset();
+  import "DPI-C" function void coverage_final();
+  bit in_first_reset_q = 1'b0, counting_q = 1'b0;
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      in_first_reset_q <= 1'b1;
+    end else if (in_first_reset_q && !counting_q) begin
+      coverage_first_reset();
+      counting_q <= 1'b1;
+    end
+  end
+  final coverage_final();
+
 endmodule : vta_tb_top

@@ -41,6 +41,8 @@ DRAM_CPP = TB_DIR / "csrc" / "dram.cpp"
 #: DRAM self-test's stand-in core); writes only when the simulator gets +vta_trace=FILE.
 TRACE_HDL = (TB_HDL_DIR / "vta_trace_log.sv", TB_HDL_DIR / "vta_trace_bind.sv")
 TRACE_CPP = TB_DIR / "csrc" / "trace.cpp"
+#: The core bench top's coverage hooks (toggles counted from the end of the first reset on).
+COVERAGE_CPP = TB_DIR / "csrc" / "coverage.cpp"
 #: The fast path's main (no cocotb, no VPI): runs a batch of programs on the core bench.
 FAST_MAIN_CPP = TB_DIR / "csrc" / "core_main.cpp"
 BUILD_ROOT = build_root() / "rtl"
@@ -198,6 +200,7 @@ def _build_args(waves: bool, coverage: bool = False, assertions: bool = True) ->
         "-CFLAGS", "-std=c++17",
         str(DRAM_CPP),
         str(TRACE_CPP),
+        str(COVERAGE_CPP),
     ]
     if not assertions:  # a speed build, for this machine only (its CPU is in the stamp)
         args += ["-CFLAGS", "-march=native"]
@@ -403,7 +406,7 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
                   "public signals": PUBLIC, "top": bench.toplevel,
                   **({"main": "fast harness"} if fast else {}),  # (cocotb builds keep their hash)
                   **({"host cpu": _host_cpu()} if speed else {})}
-        digest, inputs = _hash_inputs(hashed + [DRAM_CPP, TRACE_CPP]
+        digest, inputs = _hash_inputs(hashed + [DRAM_CPP, TRACE_CPP, COVERAGE_CPP]
                                       + ([FAST_MAIN_CPP] if fast else []),
                                       json.dumps(list(recipe.values())))
         stamp = bdir / "stamp.json"
