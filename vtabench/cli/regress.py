@@ -61,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rtl-coverage", type=Path, metavar="DIR",
                    help="collect Verilator line/toggle coverage of the rtl runs, merged in DIR "
                    "(a coverage build of the core; text summary, lcov.info and an HTML report, "
-                   "DIR/index.html)")
+                   "DIR/index.html); the directed cases of coverage closure run on that build "
+                   "too (vtabench.verify.closure)")
     p.add_argument("--signoff", action="store_true",
                    help="with --rtl-coverage: judge every RTL module against the sign-off "
                    "thresholds (line, branch, FSM, assertion 100%%, toggle 98%%) after the "
@@ -218,6 +219,7 @@ def _run_programs(args: argparse.Namespace, targets: list[str], seed: int,
         bins = all_bins(result.coverage.cfg)
         coverage_figure(result.coverage.hits, bins, title).savefig(args.coverage_png)
         print(f"wrote {args.coverage_png}")
+    closure_failed = result.rtl_coverage is not None and _merge_closure_coverage(result, seed)
     if result.rtl_coverage is not None and args.platform_coverage:
         if not _merge_platform_coverage(result, seed):
             return 1
@@ -241,7 +243,20 @@ def _run_programs(args: argparse.Namespace, targets: list[str], seed: int,
             print(f"coverage sign-off FAIL: {line}")
         if failures:
             return 1
-    return 1 if result.failed else 0
+    return 1 if result.failed or closure_failed else 0
+
+
+def _merge_closure_coverage(result: RegressResult, seed: int) -> bool:
+    """--rtl-coverage: the directed cases of coverage closure (vtabench.verify.closure: illegal
+    streams and halt timings no random program is sure to reach) on the same coverage build,
+    their points merged into the run's; True when a case did not end as it must (said)."""
+    from vtabench.verify.closure import run_closure
+
+    assert result.rtl_coverage is not None
+    closure = run_closure(result.coverage.cfg, seed)
+    result.rtl_coverage.merge(closure.coverage)
+    print(closure.summary())
+    return bool(closure.failed)
 
 
 def _merge_platform_coverage(result: RegressResult, seed: int) -> bool:
