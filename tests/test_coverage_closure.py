@@ -401,3 +401,101 @@ int main(int argc, char** argv) {
     assert points["fsm_state_q_S_DONE_to_S_IDLE"][0] == "fsm" and points["fsm_state_q_S_DONE_to_S_IDLE"][2]
     assert points["fsm_state_q_S_IDLE_to_S_DONE"][2] == 0  # no such arc in the next-state logic
     assert points["fsm_state_q_S_RUN"][0] == "fsm" and points["fsm_state_q_S_RUN"][2] > 0
+
+
+def test_closure_cases_end_in_the_errors_the_validator_gives():
+    """Every directed case of coverage closure is an illegal stream the RTL must stop on; a halt
+    case stops at its illegal opcode, after its LOAD and its empty GEMMs."""
+    from vtabench.spec.config import load_config
+    from vtabench.spec.contracts.errors import ErrorCode
+    from vtabench.verify.closure import HALT_DELAYS, closure_cases
+
+    for name in ("default", "cloud32", "edge8"):
+        cases = closure_cases(load_config(name))
+        assert len({c.name for c in cases}) == len(cases) == 7 + 2 * HALT_DELAYS
+        assert all(c.expect["rtl"].error != ErrorCode.NONE for c in cases), name
+        for c in cases:
+            if "-halt_" in c.name:
+                delay = int(c.name.rsplit("_", 1)[1])
+                assert c.expect["rtl"].error == ErrorCode.OPCODE
+                assert c.expect["rtl"].indices == (delay + 1,) and c.count == delay + 3
+
+
+COVERAGE_TOP_SV = """module t (input logic clk_i, input logic rst_ni, output logic [7:0] cnt_o,
+                       output logic [31:0] const_o, output logic [31:0] held_o);
+  logic [31:0] held_q;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      cnt_o  <= '0;
+      held_q <= '0;
+    end else begin
+      cnt_o <= cnt_o + 8'd1;
+    end
+  end
+  always_comb begin
+    for (int i = 0; i < 32; i++) const_o[i] = (i % 3 == 0);
+  end
+  assign held_o = held_q;
+  /* verilator coverage_off */  // the hooks are the bench's: no points
+  import "DPI-C" function void coverage_first_reset();
+  import "DPI-C" function void coverage_final();
+  bit in_first_reset_q = 1'b0, counting_q = 1'b0;
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      in_first_reset_q <= 1'b1;
+    end else if (in_first_reset_q && !counting_q) begin
+      coverage_first_reset();
+      counting_q <= 1'b1;
+    end
+  end
+  final coverage_final();
+  /* verilator coverage_on */
+endmodule
+"""
+
+
+@pytest.mark.slow
+def test_toggles_count_from_the_end_of_the_first_reset(tmp_path):
+    """tb/csrc/coverage.cpp with the bench top's hooks (as in tb/core/vta_tb_top.sv) on a small
+    module with random power-up values: a register the reset clears and nothing moves after has
+    no toggle left, a counter keeps its toggles, and the constant logic Verilator evaluates once
+    at initialisation keeps its line (one build, about 30 s)."""
+    import subprocess
+
+    from vtabench.rtl.verilator import COVERAGE_CPP, setup_verilator_env
+
+    setup_verilator_env()
+    (tmp_path / "t.sv").write_text(COVERAGE_TOP_SV)
+    (tmp_path / "main.cpp").write_text("""
+#include "Vtop.h"
+#include "verilated.h"
+#include "verilated_cov.h"
+int main(int argc, char** argv) {
+  VerilatedContext ctx; ctx.randReset(2); ctx.commandArgs(argc, argv); Vtop top{&ctx};
+  for (int i = 0; i < 16; i++) {
+    top.rst_ni = i >= 3; top.clk_i = 1; top.eval(); top.clk_i = 0; top.eval();
+  }
+  top.final(); VerilatedCov::write(); return 0;  // the harness's write, as cocotb's
+}
+""")
+    subprocess.run(["verilator", "--cc", "--exe", "--build", "--coverage-line",
+                    "--coverage-toggle", "--x-assign", "fast", "--x-initial", "unique",
+                    "-Wno-fatal", "--top-module", "t", "--prefix", "Vtop", "t.sv", "main.cpp",
+                    str(COVERAGE_CPP), "-o", "sim"],
+                   cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run([str(tmp_path / "obj_dir" / "sim")], cwd=tmp_path, check=True)
+
+    def counts(name: str) -> dict[str, int]:
+        cov = RtlCoverage.from_files([tmp_path / name])
+        return {f"{p.kind}:{p.line}:{p.comment}": n for p, n in cov.counts.items()
+                if Path(p.file).name == "t.sv"}
+
+    raw, final = counts("coverage.dat.raw"), counts("coverage.dat")
+    assert raw.keys() == final.keys()
+    held = {k: n for k, n in raw.items() if k.startswith("toggle:") and "held_q[" in k}
+    assert sum(held.values()) > 0  # the random power-up values the reset cleared
+    assert all(final[k] == 0 for k in held)
+    counter = [k for k in final if k.startswith("toggle:") and ":cnt_o[0]:" in k]
+    assert len(counter) == 2 and all(final[k] > 0 for k in counter)  # 13 counts after the reset
+    assert final["line:13:block"] == 32  # the constant loop, evaluated at initialisation only
+    assert all(final[k] == raw[k] for k in final if not k.startswith("toggle:"))
