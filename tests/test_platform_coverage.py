@@ -4,6 +4,7 @@ judged by the sign-off like the core's modules, without touching the core's figu
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from vtabench.cli import main
 from vtabench.rtl import cover_points
 from vtabench.rtl.coverage import RtlCoverage
-from vtabench.rtl.signoff import is_rtl, module_of, signoff
+from vtabench.rtl.signoff import is_rtl, load_waivers, module_of, signoff
 from vtabench.sources import HDL_DIR
 from vtabench.verify.platform_coverage import platform_coverage, platform_files, points_of
 
@@ -73,6 +74,18 @@ def test_merged_report_judges_shell_and_regs_and_keeps_the_core_figures(tmp_path
     fetch_before, fetch_after = (s.tallies["vta_fetch"]["line"] for s in (before, after))
     assert (fetch_after.hit, fetch_after.total) == (fetch_before.hit, fetch_before.total) == (1, 2)
     assert any(f.startswith("vta_regs branch 50.0% < 100%") for f in after.failures())
+
+
+def test_a_core_bench_run_leaves_the_platform_waivers_waiting(tmp_path):
+    """Without the shell bench's points (a regression without --platform-coverage) the waivers
+    of vta_shell and vta_regs wait, as those of a kind without points do; a waiver naming no
+    module of the design still matches nothing and fails."""
+    core = RtlCoverage.from_files([_dat(tmp_path / "core.dat", CORE)])
+    waivers = [w for w in load_waivers() if w.module in ("vta_shell", "vta_regs")]
+    assert waivers and signoff(core, waivers, "default").stale == []
+    typo = [replace(waivers[0], module="vta_shel", kind="line")]  # (the run has line points)
+    assert signoff(core, typo, "default").stale == [
+        f"{typo[0].describe()} matches no coverage point: fix or remove it"]
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -72,6 +72,11 @@ def is_rtl(point: Point) -> bool:
     return path.parent == HDL_DIR or path in GENERATED_RTL
 
 
+def rtl_modules() -> list[str]:
+    """The design's modules: the files of hdl/ and GENERATED_RTL."""
+    return sorted(p.stem for p in [*HDL_DIR.glob("*.sv"), *GENERATED_RTL])
+
+
 def toggle_bit(point: Point) -> tuple[str, int | None, str] | None:
     """(signal, bit or None for a 1-bit signal, direction) of a toggle point."""
     m = _TOGGLE.match(point.comment)
@@ -273,9 +278,13 @@ def describe_points(points: list[Point], limit: int) -> list[str]:
 
 def signoff(cov: RtlCoverage, waivers: list[Waiver], config: str) -> Signoff:
     """Tally ``cov`` per module and kind with the waivers of ``config`` applied (those of a kind
-    the coverage has no point of are left out: that kind is reported missing instead)."""
+    the coverage has no point of are left out: that kind is reported missing instead; so are
+    those of an RTL module it has no point of, such as the platform's in a core-bench run: that
+    module is reported unmeasured)."""
     present = {kind_of(p) for p in cov.table}
-    active = [w for w in waivers if w.applies(config) and w.kind in present]
+    unmeasured = set(rtl_modules()) - {module_of(p) for p in cov.table}
+    active = [w for w in waivers if w.applies(config) and w.kind in present
+              and w.module not in unmeasured]
     tallies: dict[str, dict[str, Tally]] = defaultdict(dict)
     waived: dict[Point, Waiver] = {}
     matched: dict[int, list[int]] = {w.number: [0, 0] for w in active}  # points, hit ones
@@ -304,11 +313,10 @@ def signoff(cov: RtlCoverage, waivers: list[Waiver], config: str) -> Signoff:
             stale.append(f"{w.describe()} matches no coverage point: fix or remove it")
         elif hit == points:
             stale.append(f"{w.describe()}: all {points} point(s) it waives were hit: remove it")
-    hdl = sorted(p.stem for p in [*HDL_DIR.glob("*.sv"), *GENERATED_RTL])
     order = sorted(tallies, key=lambda m: (m not in rtl, m))
     measured = {kind_of(p) for p in cov.table if is_rtl(p)}
     return Signoff({m: {k: tallies[m][k] for k in KINDS if k in tallies[m]} for m in order},
-                   sorted(rtl), waived, stale, [m for m in hdl if m not in tallies],
+                   sorted(rtl), waived, stale, sorted(unmeasured),
                    [k for k in KINDS if k not in measured])
 
 
