@@ -164,20 +164,12 @@ DMA_RD_OBSERVE = (
     "df_ready", "df_pop", "df_alo")
 
 
-#: k-induction of formal/vta_dma_rd_props.sv closes at k = 1 for edge8 (3 to 7.5 minutes here)
-#: and default's load instance (18.5 minutes); for the other 64-lane instances it was not run in
-#: the time at hand, and bmc slows from the first data beat on (step 6): depth 8 reaches every
-#: catalogue mutant's failure
-DMA_RD_WHY = "k-induction not run for this instance: bmc, a run's first 3 cycles"
-
-
-def _dma_rd(name: str, config: str, compute: int, prove: bool = False) -> Job:
+def _dma_rd(name: str, config: str, compute: int) -> Job:
     """A job of vta_dma_rd against its reference: the load stage's instance (compute 0: a
     window of one beat) or the compute stage's (ACC8_WIN_BEATS beats), the FIFO cut out;
-    ``prove``: k-induction (k = 1), else bmc to depth 8."""
-    return Job(name, "vta_dma_rd", ("vta_dma_rd.sv",), "prove" if prove else "bmc",
-               1 if prove else 8, 16, {"Compute": compute}, config=config, quick=False,
-               why="" if prove else DMA_RD_WHY, cut=("vta_fifo.sv",), observe=DMA_RD_OBSERVE)
+    k-induction at k = 1 (the inv_* asserts are its invariants)."""
+    return Job(name, "vta_dma_rd", ("vta_dma_rd.sv",), "prove", 1, 16, {"Compute": compute},
+               config=config, quick=False, cut=("vta_fifo.sv",), observe=DMA_RD_OBSERVE)
 
 
 #: Every job, in the order `vtabench formal` runs them.
@@ -233,8 +225,8 @@ JOBS: tuple[Job, ...] = (
         3, 12, quick=False),
     Job("mem_engine-edge8", "vta_mem_engine", ("vta_fifo.sv", "vta_mem_engine.sv"), "prove",
         3, 12, config="edge8", quick=False),
-    _dma_rd("dma_rd-edge8", "edge8", 0, prove=True),  # edge8's compute instance: the same
-    _dma_rd("dma_rd-default", "default", 0, prove=True),
+    _dma_rd("dma_rd-edge8", "edge8", 0),  # edge8's compute instance: the same
+    _dma_rd("dma_rd-default", "default", 0),
     _dma_rd("dma_rd-acc-default", "default", 1),
     _dma_rd("dma_rd-cloud32", "cloud32", 0),
 )
