@@ -100,13 +100,16 @@ def test_cli_refuses_platform_coverage_it_cannot_give(capsys, argv, message):
 
 
 @pytest.mark.rtl
+@pytest.mark.slow
 def test_shell_bench_gives_points_of_vta_shell_and_vta_regs():
-    """The shell's unit bench as make coverage runs it: every kind of the sign-off that the
-    platform's files have (line, branch, toggle), of those files alone."""
+    """The shell's unit bench as make coverage runs it (about a minute: make test runs the same
+    bench in tests/test_rtl_units.py): every kind of the sign-off that the platform's files have
+    (line, branch, toggle), of those files alone, signed off with the platform's waivers."""
     cov = platform_coverage("default", seed=1)
     kinds = {(module_of(p), p.kind) for p in cov.table}
     assert kinds == {(m, k) for m in ("vta_shell", "vta_regs")
                      for k in ("line", "branch", "toggle")}
-    judged = signoff(cov, [], "default")
+    judged = signoff(cov, load_waivers(), "default")
     assert judged.rtl_modules == ["vta_regs", "vta_shell"]
-    assert judged.tallies["vta_regs"]["line"].percent == 100.0
+    below = [f for f in judged.failures() if f.split()[0] in judged.rtl_modules]
+    assert below == [] and judged.stale == [], judged.report()  # (fsm, assertion: no points)
