@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from vtabench.cli import main
+from vtabench.cli.regress import _merge_platform_coverage
 from vtabench.rtl import cover_points
 from vtabench.rtl.coverage import RtlCoverage
 from vtabench.rtl.signoff import is_rtl, load_waivers, module_of, signoff
@@ -97,6 +99,20 @@ def test_cli_refuses_platform_coverage_it_cannot_give(capsys, argv, message):
     assert main(["regress", "--targets", "fsim,rtl", "--platform-coverage", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_a_failing_shell_bench_is_one_line_and_exit_1(monkeypatch, capsys):
+    """A failing cocotb test of the shell bench (run_bench's AssertionError: the tests, the log,
+    the seed) ends `vtabench regress --platform-coverage` with its first line, no traceback."""
+    def failing(*args: object, **kwargs: object) -> None:
+        raise AssertionError("shell-default: failing tests ['long_runs'] (see sim.log; "
+                             "COCOTB_RANDOM_SEED=7)\n  Assertion failed: ...")
+    monkeypatch.setattr("vtabench.tb.unit.runner.run_bench", failing)
+    result = SimpleNamespace(config="default", rtl_coverage=RtlCoverage())
+    assert not _merge_platform_coverage(result, 7)  # type: ignore[arg-type]
+    err = capsys.readouterr().err
+    assert err == ("vtabench regress: error: platform coverage: shell-default: failing tests "
+                   "['long_runs'] (see sim.log; COCOTB_RANDOM_SEED=7)\n")
 
 
 @pytest.mark.rtl
