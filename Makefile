@@ -36,7 +36,7 @@ help:
 	@echo "make smoke   on-board smoke test on an OpenCL device (PLATFORM=name)"
 	@echo "make regress random differential regression (CONFIG, COUNT, SEED, TARGETS, JOBS)"
 	@echo "make mutation mutation score of the regression: every RTL mutant of the catalogue (long; CONFIG, MUT_COUNT, JOBS)"
-	@echo "make coverage regression with RTL coverage: results/coverage/index.html (COV_COUNT, SEED); exits 1 below the sign-off thresholds after tb/coverage_waivers.toml"
+	@echo "make coverage regression with RTL coverage, and the shell's unit bench for vta_shell and vta_regs: results/coverage/index.html (COV_COUNT, SEED); exits 1 below the sign-off thresholds after tb/coverage_waivers.toml"
 	@echo "make unit    MODULE=vta_fifo [WAVES=1]: one module's unit bench, every configuration and parameter set (tb/unit/test_fifo.py)"
 	@echo "make waves   PROG=prog.bin DRAM=dram.bin: RTL waves and a GTKWave save file in results/waves"
 	@echo "make fpga    Yosys + nextpnr-ecp5 place and route of FPGA_CONFIG, Fmax and resources (docs/fpga.md)"
