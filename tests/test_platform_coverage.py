@@ -107,7 +107,7 @@ def test_a_failing_shell_bench_is_one_line_and_exit_1(monkeypatch, capsys):
     def failing(*args: object, **kwargs: object) -> None:
         raise AssertionError("shell-default: failing tests ['long_runs'] (see sim.log; "
                              "COCOTB_RANDOM_SEED=7)\n  Assertion failed: ...")
-    monkeypatch.setattr("vtabench.tb.unit.runner.run_bench", failing)
+    monkeypatch.setattr("vtabench.verify.platform_coverage.run_bench", failing)
     result = SimpleNamespace(config="default", rtl_coverage=RtlCoverage())
     assert not _merge_platform_coverage(result, 7)  # type: ignore[arg-type]
     err = capsys.readouterr().err

@@ -24,7 +24,7 @@ from pathlib import Path
 from vtabench.rtl.coverage import RtlCoverage
 from vtabench.rtl.filelist import shell_own_files
 from vtabench.sources import HDL_DIR
-from vtabench.tb.unit.runner import CONFIG_NAMES
+from vtabench.tb.unit.runner import CONFIG_NAMES, run_bench
 
 
 class PlatformCoverageError(Exception):
@@ -59,8 +59,7 @@ def platform_coverage(config: str, seed: int | None = None) -> RtlCoverage:
     """Run the shell's unit bench on ``config`` (a built-in configuration; ``seed``: cocotb's,
     fresh when None) as a coverage build and return the points of :func:`platform_files`."""
     check_config(config)
-    from vtabench.tb.unit.test_shell import SOURCES
-    from vtabench.tb.unit.runner import run_bench
+    from vtabench.tb.unit.test_shell import SOURCES  # (cocotb's test module: imported to run)
 
     try:
         run = run_bench("shell", "vta_shell", SOURCES, config=config, seed=seed, waves=False)
