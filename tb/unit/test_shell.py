@@ -116,7 +116,6 @@ class ShellTB(ClockedTB):
         self.faults.set(prog.knobs)
         placed = await self.launch(prog, offset)
         status = await self.wait_done(estimate_cycles(self.cfg, placed.code) + 4000, prog.name)
-        got = self.ram.read(offset % MEM_BYTES, placed.end)
         outcome = prog.outcome("rtl")
         assert outcome is not None
         code, idx = await self.rd(R.ERROR_CODE), await self.rd(R.ERROR_INSN)
@@ -128,7 +127,8 @@ class ShellTB(ClockedTB):
                 f"{what}: ERROR_INSN {idx}, want {outcome.describe()}"
             return
         assert code == ErrorCode.NONE, f"{what}: ERROR_CODE {code:#x} at instruction {idx}"
-        assert got == placed.expected(self.cfg), f"{what}: DRAM differs from fsim's"
+        assert self.ram.read(offset % MEM_BYTES, placed.end) == placed.expected(self.cfg), \
+            f"{what}: DRAM differs from fsim's"
 
     async def raw_write(self, addr: int, data: int, strb: int = 0xF, aw_delay: int = 0,
                         w_delay: int = 0) -> int:
