@@ -422,7 +422,8 @@ def test_closure_cases_end_in_the_errors_the_validator_gives():
 
 
 COVERAGE_TOP_SV = """module t (input logic clk_i, input logic rst_ni, output logic [7:0] cnt_o,
-                       output logic [31:0] const_o, output logic [31:0] held_o);
+                       output logic [31:0] const_o, output logic [31:0] held_o,
+                       output logic odd_o);
   logic [31:0] held_q;
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -435,8 +436,16 @@ COVERAGE_TOP_SV = """module t (input logic clk_i, input logic rst_ni, output log
   always_comb begin
     for (int i = 0; i < 32; i++) const_o[i] = (i % 3 == 0);
   end
+  always_comb begin
+    if (held_q == '0) begin
+      odd_o = 1'b0;
+    end else begin
+      odd_o = 1'b1;
+    end
+  end
   assign held_o = held_q;
   /* verilator coverage_off */  // the hooks are the bench's: no points
+  import "DPI-C" function void coverage_start();
   import "DPI-C" function void coverage_first_reset();
   import "DPI-C" function void coverage_final();
   bit in_first_reset_q = 1'b0, counting_q = 1'b0;
@@ -448,6 +457,7 @@ COVERAGE_TOP_SV = """module t (input logic clk_i, input logic rst_ni, output log
       counting_q <= 1'b1;
     end
   end
+  initial coverage_start();
   final coverage_final();
   /* verilator coverage_on */
 endmodule
@@ -455,11 +465,12 @@ endmodule
 
 
 @pytest.mark.slow
-def test_toggles_count_from_the_end_of_the_first_reset(tmp_path):
+def test_coverage_counts_from_the_end_of_the_first_reset(tmp_path):
     """tb/csrc/coverage.cpp with the bench top's hooks (as in tb/core/vta_tb_top.sv) on a small
-    module with random power-up values: a register the reset clears and nothing moves after has
-    no toggle left, a counter keeps its toggles, and the constant logic Verilator evaluates once
-    at initialisation keeps its line (one build, about 30 s)."""
+    module with random power-up values: a register only the reset clears keeps no toggle and the
+    branch its random value took at the settle is not hit, a counter keeps its toggles, the
+    constant logic Verilator evaluates before the initial blocks keeps its line (one build,
+    about 30 s)."""
     import subprocess
 
     from vtabench.rtl.verilator import COVERAGE_CPP, setup_verilator_env
@@ -492,10 +503,12 @@ int main(int argc, char** argv) {
 
     raw, final = counts("coverage.dat.raw"), counts("coverage.dat")
     assert raw.keys() == final.keys()
-    held = {k: n for k, n in raw.items() if k.startswith("toggle:") and "held_q[" in k}
-    assert sum(held.values()) > 0  # the random power-up values the reset cleared
+    held = [k for k in raw if k.startswith("toggle:") and "held_q[" in k]
+    assert sum(raw[k] for k in held) > 0  # the random power-up value the reset cleared
     assert all(final[k] == 0 for k in held)
     counter = [k for k in final if k.startswith("toggle:") and ":cnt_o[0]:" in k]
     assert len(counter) == 2 and all(final[k] > 0 for k in counter)  # 13 counts after the reset
-    assert final["line:13:block"] == 32  # the constant loop, evaluated at initialisation only
-    assert all(final[k] == raw[k] for k in final if not k.startswith("toggle:"))
+    assert final["line:14:block"] == raw["line:14:block"] == 32  # constant: before the initials
+    assert raw["branch:17:else"] == 1 and final["branch:17:else"] == 0  # the settle's random held_q
+    assert final["branch:17:if"] > 0
+    assert raw["branch:6:if"] > 0 and final["branch:6:if"] == 0  # the one reset: not counted
