@@ -6,8 +6,8 @@ reference, and each VTA operator run alone on onnxruntime's inputs is within one
 step of onnxruntime (layer by layer; end-to-end figures are in docs/graph.md, from
 bench/bench_quantized.py). ResNet-18 also on every other target (opencl, rtl). The
 MobileNetV2-like network (depthwise convolutions as blockwise GEMMs) and the detector
-(LeakyReLU and max pools on VTA, upsample and concat on the CPU) compile and run with what is
-legal on VTA.
+(LeakyReLU, max pools and the concat on VTA, the upsample on the CPU) compile and run with what
+is legal on VTA.
 """
 
 from __future__ import annotations
@@ -99,9 +99,9 @@ def test_other_networks(compiled, net):
     if net == "mobilenetv2":  # depthwise convs as blockwise GEMMs: one program
         assert pkg.manifest["stats"]["syncs_per_inference"] == 1
         assert any("blockwise" in layer["shape"] for layer in pkg.manifest["layers"].values())
-    else:  # LeakyReLUs and max pools on VTA; the upsample and the concat on the CPU
+    else:  # LeakyReLUs, max pools and the concat on VTA; the upsample on the CPU
         cpu_ops = {n["op"] for n in nodes if n["device"] == "cpu"}
-        assert {"relax.image.resize2d", "relax.concat"} <= cpu_ops
+        assert "relax.image.resize2d" in cpu_ops and "relax.concat" not in cpu_ops
         assert all(n["device"] == "vta" for n in nodes if n["op"] in ("leaky", "maxpool"))
         assert pkg.manifest["stats"]["syncs_per_inference"] == 2
     x = _input(pkg)

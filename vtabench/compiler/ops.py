@@ -12,7 +12,9 @@ STORE does, so clip first to saturate):
 * ``("bias",)``: add an int32 per-output-channel bias, shape ``(1, O/BO, 1, 1, BATCH, BO)`` for
   conv (``(1, M/BO, BATCH, BO)`` for dense), loaded with LOAD ACC;
 * ``("bias_map",)``: add an int32 tensor of the output's shape (LOAD ACC of a full tile: a
-  bias that differs per pixel, e.g. zero-point corrections at padded borders);
+  bias that differs per pixel, e.g. zero-point corrections at padded borders); ``("map_mul",)``:
+  multiply by such a tensor (LOAD ACC, ALU MUL: an average pool's ``L / count`` per pixel when
+  the padding is not counted);
 * ``("shift", s)``: requantize by a rounding right shift, ``floor((x + 2^(s-1)) / 2^s)``: ADD
   imm 2^(s-1), SHR imm s while 2^(s-1) fits the immediate, else SHR s-1, ADD 1, SHR 1 (the same
   value: ``floor((x + 2^(s-1)) / 2^s) == floor((floor(x / 2^(s-1)) + 1) / 2)``);
@@ -40,7 +42,7 @@ from typing import TYPE_CHECKING
 
 from tvm import te, tirx
 
-from vtabench.spec.isa.layout import IMM_BITS, PAD_BITS
+from vtabench.spec.isa.layout import IMM_BITS, PAD_BITS, STRIDE_BITS
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
@@ -51,19 +53,21 @@ class CompileError(ValueError):
     a layer that cannot be tiled into the on-chip buffers, ...)."""
 
 
-EPILOGUE_OPS = {"bias": 0, "bias_map": 0, "shift": 1, "mul_imm": 1, "chan_mul": 0,
+EPILOGUE_OPS = {"bias": 0, "bias_map": 0, "map_mul": 0, "shift": 1, "mul_imm": 1, "chan_mul": 0,
                 "chan_max": 0, "chan_min": 0, "add_imm": 1, "relu": 0, "clip": 2,
                 "residual": 0, "residual_mul": 0, "residual_max": 0, "mul": 0, "mul_chan": 0}
 #: Epilogue ops that take an int32 per-output-channel tensor, and those that take a tensor of the
-#: output's shape (int8 for residual, residual_mul, residual_max and mul; int32 for bias_map).
+#: output's shape (int8 for residual, residual_mul, residual_max and mul; int32 for bias_map and
+#: map_mul).
 #: residual_mul and residual_max also take per-channel multipliers.
 CHANNEL_OPERANDS = ("bias", "chan_mul", "chan_max", "chan_min")
-FULL_OPERANDS = ("bias_map", "residual", "residual_mul", "residual_max", "mul")
+FULL_OPERANDS = ("bias_map", "map_mul", "residual", "residual_mul", "residual_max", "mul")
 
 
 #: Limits of the instruction fields the compiler fills from operator parameters.
 IMM_MIN, IMM_MAX = -(1 << (IMM_BITS - 1)), (1 << (IMM_BITS - 1)) - 1
 PAD_MAX = (1 << PAD_BITS) - 1
+STRIDE_MAX = (1 << STRIDE_BITS) - 1
 
 
 def _check_epilogue(ep: tuple) -> tuple:
@@ -146,6 +150,12 @@ class Conv2dSpec:
         if self.pad > PAD_MAX:
             raise CompileError(f"{self.name}: pad {self.pad} above the LOAD pad fields "
                                f"({PAD_BITS} bits, at most {PAD_MAX})")
+        for what, blocks, plane in (("input", self.c // cfg.block_in, self.h * self.w),
+                                    ("output", self.o // cfg.block_out,
+                                     self.out_h * self.out_w)):
+            if blocks > 1 and plane > STRIDE_MAX:
+                raise CompileError(f"{self.name}: {what} channel blocks {plane} vectors apart, "
+                                   f"beyond the LOAD/STORE x_stride field ({STRIDE_BITS} bits)")
         _check_epilogue(self.epilogue)
 
 
@@ -282,10 +292,13 @@ def _epilogue(acc: te.Tensor, ep: tuple, bias_shape: tuple[int, ...], out_shape:
             x = _ew(out_shape, fc, f"ep{k}_mul_chan")
             acc_inputs.append((t.op.name, x.op.name))
             stages.append(x.op.name)
-        elif kind == "bias_map":
+        elif kind in ("bias_map", "map_mul"):
             t = te.placeholder(out_shape, "int32", name=f"{kind}{k}")
             inputs.append(t)
-            x = _ew(out_shape, lambda i, prev=prev, t=t: prev(*i) + t(*i), f"ep{k}_bias_map")
+            if kind == "bias_map":
+                x = _ew(out_shape, lambda i, prev=prev, t=t: prev(*i) + t(*i), f"ep{k}_{kind}")
+            else:
+                x = _ew(out_shape, lambda i, prev=prev, t=t: prev(*i) * t(*i), f"ep{k}_{kind}")
             acc_inputs.append((t.op.name, x.op.name))
             stages.append(x.op.name)
         elif kind == "shift":

@@ -21,6 +21,7 @@ import numpy as np
 
 from vtabench.graph.execute import Executor
 from vtabench.graph.onnx_affine import quantize_before_maxpool
+from vtabench.graph.onnx_concat import concat_to_convs
 from vtabench.graph.pack import unpack_act
 
 
@@ -100,15 +101,17 @@ def layer_inputs(ex: Executor) -> list[str]:
 def onnxruntime_tensors(model: Any, names: list[str], inputs: dict[str, np.ndarray]
                         ) -> dict[str, np.ndarray]:
     """onnxruntime's values of the graph outputs and of the tensors ``names`` (made extra
-    outputs of a copy of ``model``). The copy gets the one tensor the compiler adds to a model,
+    outputs of a copy of ``model``). The copy gets the tensors the compiler adds to a model,
     the quantized input of a max pool that follows a float operator
     (:func:`~vtabench.graph.onnx_affine.quantize_before_maxpool`: the same outputs, since
-    rounding is monotone), so that the pool can be compared on its own."""
+    rounding is monotone) and a Concat's placed operands
+    (:func:`~vtabench.graph.onnx_concat.concat_to_convs`: the same outputs, its identity convs
+    are exact), so that each node can be compared on its own."""
     import onnx
     import onnxruntime as ort
 
     m = onnx.shape_inference.infer_shapes(model)
-    if quantize_before_maxpool(m):
+    if quantize_before_maxpool(m) + concat_to_convs(m):
         m = onnx.shape_inference.infer_shapes(m)
     types = {v.name: v.type.tensor_type.elem_type for v in
              list(m.graph.value_info) + list(m.graph.output)}

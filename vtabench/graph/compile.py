@@ -186,11 +186,12 @@ def compile_graph(g: Graph, cfg: Config, profile: bool = True,
         "static_bytes": int(sum(d.size for _, d in image)),
         "stats": {"insns": sum(p.program.count for p in programs), "syncs_per_inference":
                   len(programs), "uop_uploads": rt.stats.uop_uploads,
-                  # conv / Gemm multiply-accumulates of the model, and those VTA runs
+                  # conv / Gemm multiply-accumulates of the model, and those VTA runs (not
+                  # the convs that stand for an average pool or a Concat: labelled)
                   "macs_conv_gemm": sum(model_macs(g.nodes[u]) for u in units
-                                        if g.nodes[u].op in ("conv2d", "dense")),
+                                        if _model_conv(g.nodes[u])),
                   "macs_conv_gemm_vta": sum(model_macs(g.nodes[u]) for u in vta_nodes
-                                            if g.nodes[u].op in ("conv2d", "dense"))},
+                                            if _model_conv(g.nodes[u]))},
     }
     pkg = Package(cfg.name, manifest, cpu_mod, image, programs, prof, mem_bytes,
                   compile_s=time.perf_counter() - t0)
@@ -276,9 +277,18 @@ def _packed_weight(n: Node, cfg: Config) -> np.ndarray:
     return pack_dense_weight(n.q.weight, cfg)
 
 
+def _model_conv(n: Node) -> bool:
+    """A conv or Gemm of the model (not a conv standing for an average pool or a Concat)."""
+    return n.op in ("conv2d", "dense") and not (n.q is not None and n.q.label in (
+        "average pool", "concat"))
+
+
 def model_macs(n: Node) -> int:
     """Multiply-accumulates of a conv / dense / average pool as the model states it (the
-    channels before padding; a depthwise conv one input channel per output)."""
+    channels before padding; a depthwise conv one input channel per output; a pool one add per
+    tap; a Concat's placement conv one per value it moves)."""
+    if n.op == "conv2d" and n.q is not None and n.q.label == "concat":
+        return int(n.q.weight.shape[1] * np.prod(n.shape[2:]))
     if n.op == "conv2d" and n.q is not None and n.q.weight is not None:
         o, ci, kh, kw = n.q.weight.shape
         return int(o * ci * kh * kw * np.prod(n.shape[2:])) // n.q.expanded_groups

@@ -148,8 +148,9 @@ def _integer_op(bb: relax.BlockBuilder, n: Node, args: list[Any]) -> Any:
             f = {"bias": R.add, "chan_mul": R.multiply, "chan_max": R.maximum,
                  "chan_min": R.minimum}[kind]
             acc = bb.emit(f(acc, t))
-        elif kind == "bias_map":
-            acc = bb.emit(R.add(acc, relax.const(n.iform.operands[k][None])))
+        elif kind in ("bias_map", "map_mul"):
+            f = R.add if kind == "bias_map" else R.multiply
+            acc = bb.emit(f(acc, relax.const(n.iform.operands[k][None])))
         elif kind == "shift":
             s = op[1]
             if s and (1 << (s - 1)) <= IMM_MAX:

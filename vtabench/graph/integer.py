@@ -10,7 +10,9 @@ formula down; in short, with every tensor in its stored form (``v = q - offset``
     y    = clip(rq(acc) + z_y', lo', hi')                    (rq: :mod:`vtabench.graph.requant`)
 
 The zero-point term is per channel (folded into the bias) unless a padded border changes which
-taps are inside; then the whole ``bias_map`` (output channel x pixel) is a tensor. With a fused
+taps are inside; then the whole ``bias_map`` (output channel x pixel) is a tensor. An average
+pool that does not count its padding (``QParams.pool_lcm = L``) multiplies ``acc`` by the
+integer map ``L / count`` (``map_mul``, output channel x pixel) before ``rq``. With a fused
 residual Add (other operand ``r``, output ``o``):
 
     a    = clip(rq(acc), lo - z_y, hi - z_y)                 (the conv's output minus its zero)
@@ -36,7 +38,7 @@ from vtabench.graph.requant import INT32_MAX, Requant, choose, choose_add, rshif
 class IntegerForm:
     """``epilogue`` for the operator compiler; ``operands[k]`` is the int32 tensor of epilogue
     op ``k`` when that op takes one (``bias``/``chan_mul``: per output channel (O,);
-    ``bias_map``: (O, Ho, Wo))."""
+    ``bias_map``, ``map_mul``: (O, Ho, Wo))."""
 
     epilogue: tuple
     operands: dict[int, np.ndarray] = field(default_factory=dict)
@@ -73,6 +75,13 @@ def _valid_tap_sums(w: np.ndarray, h: int, wd: int, stride: int, pad: int,
             cv = (cols >= 0) & (cols < wd)
             out += tap[:, kh, kw][:, None, None] * (rv[:, None] & cv[None, :])
     return out
+
+
+def window_counts(in_hw: tuple[int, int], k: int, kw: int, stride: int, pad: int,
+                  stride_w: int = 0) -> np.ndarray:
+    """(Ho, Wo): how many taps of each output pixel's k x kw window fall inside the unpadded
+    input (an average pool's divisor when the padding is not counted)."""
+    return _valid_tap_sums(np.ones((1, 1, k, kw), np.int8), *in_hw, stride, pad, stride_w)[0]
 
 
 def _acc_bound(q: QParams, pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
@@ -118,9 +127,16 @@ def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
         _check_int32(fold, "zero-point corrected bias")
         operands[0] = fold.astype(np.int32)
         ops.append(("bias",))
+    bound = _acc_bound(q, pos, neg)
+    if q.pool_lcm:  # an average pool not counting its padding: the sum times L / count
+        scale = q.pool_lcm // window_counts(in_hw, *q.weight.shape[2:], q.stride, q.pad,
+                                            q.stride_w)
+        operands[len(ops)] = np.broadcast_to(scale, (o, *scale.shape)).astype(np.int32)
+        ops.append(("map_mul",))
+        bound = bound * int(scale.max())
     r = q.x.scale * np.asarray(q.w_scale, np.float64) / q.y.scale
     ymax = max(abs(q.lo - q.y.zero), abs(q.hi - q.y.zero)) + 1
-    rq = choose(r, _acc_bound(q, pos, neg), ymax)
+    rq = choose(r, bound, ymax)
     for op, vec in rq.ops():
         if vec is not None:
             operands[len(ops)] = np.broadcast_to(vec, (o,)).astype(np.int32)

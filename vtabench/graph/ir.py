@@ -75,6 +75,10 @@ class QParams:
     # into it: vtabench.graph.shuffle): its group count, so that MAC counts stay the model's
     expanded_groups: int = 1
     alpha: float = 0.0  # leaky: the negative slope
+    # an average pool as a depthwise conv of ones whose padding is not counted: L, the least
+    # common multiple of the window counts (weight scale 1 / L; the epilogue multiplies each
+    # pixel by L / count: vtabench.graph.integer); 0: not such a pool
+    pool_lcm: int = 0
     res: TensorQ | None = None  # residual operand (inputs[1])
     add_out: TensorQ | None = None  # a fused Add's output
     res_lo: int = -128

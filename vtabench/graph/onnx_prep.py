@@ -26,7 +26,8 @@
     parameters (exact: rounding is monotone), and rewrites per-channel affine operators between
     a dequantize and a quantize
     (BatchNormalization, Add/Sub/Mul/Div by a constant, HardSigmoid) into depthwise 1x1 convs
-    (:mod:`vtabench.graph.onnx_affine`).
+    (:mod:`vtabench.graph.onnx_affine`), and a channel ``Concat`` of quantized activations into
+    placement convs and Adds (:mod:`vtabench.graph.onnx_concat`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from vtabench.graph.onnx_affine import affine_to_conv, quantize_before_maxpool
+from vtabench.graph.onnx_concat import concat_to_convs
 
 MS_DOMAIN = "com.microsoft"
 
@@ -102,6 +104,7 @@ def normalize(model: Any, shapes: dict[str, list[int]] | None = None) -> Any:
     _plain_forms(m)
     quantize_before_maxpool(m)
     affine_to_conv(m)
+    concat_to_convs(m)
     return m
 
 

@@ -77,6 +77,7 @@ def _patterns() -> list[tuple[str, Any]]:
         pats.append(("vta.mul", _q(_act(is_op("relax.multiply")(_dq(wildcard()),
                                                                  _dq(wildcard())), act))))
     pats.append(("vta.reshape", _q(is_op("relax.reshape")(_dq(wildcard()), wildcard()))))
+    pats.append(("vta.avgpool2d", _q(is_op("relax.nn.avg_pool2d")(_dq(wildcard())))))
     pats.append(("vta.maxpool", _q(is_op("relax.nn.max_pool2d")(_dq(wildcard())))))
     return pats
 

@@ -10,12 +10,14 @@ weight zero point that does not fit int8, per-channel activation scales...) rais
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import Any
 
 import numpy as np
 from tvm import relax
 
 from vtabench.graph import relax_exprs as rx
+from vtabench.graph.integer import window_counts
 from vtabench.graph.ir import QParams, TensorQ
 
 
@@ -98,6 +100,47 @@ def _mul_params(bs: list[Any], y: TensorQ, index: Any, producer: Any
     # with a zero point in the second operand, x is an input again (z_r * x is subtracted)
     idx = [index(a), index(b)] + ([index(a)] if qb.zero_stored else [])
     return qp, idx, {"broadcast": broadcast}
+
+
+def _avgpool_params(bs: list[Any], y: TensorQ, index: Any, producer: Any
+                    ) -> tuple[QParams, list[int], dict]:
+    """An ``AveragePool`` as the depthwise conv of a kernel of ones (kind ``conv2d``). Padding
+    counted, or none: the weight scale is ``1 / (k * kw)``. Not counted (ONNX's default
+    ``count_include_pad = 0``): the divisor is the number of taps inside the input, which
+    changes at the borders (4, 6, 9 for a 3x3 pad 1 pool); with ``L`` the least common multiple
+    of those counts, the weight scale is ``1 / L`` and the epilogue multiplies each pixel by the
+    integer ``L / count`` (``QParams.pool_lcm``, :func:`vtabench.graph.integer.integer_form`),
+    so the result is the mean over the taps inside, exactly."""
+    pool = rx.find_calls(bs, "relax.nn.avg_pool2d")[0]
+    xin, x = _tensor_q(producer(pool.args[0]), "average pool input")
+    a = pool.attrs
+    k, kw = (int(v) for v in a.pool_size)
+    sh, sw = (int(v) for v in a.strides)
+    pads = {int(p) for p in a.padding}
+    shape = rx.shape(xin)
+    if (len(pads) != 1 or any(int(d) != 1 for d in a.dilation) or bool(a.ceil_mode)
+            or str(a.layout) != "NCHW" or len(shape) != 4):
+        raise Unsupported("average pool attributes outside VTA's form (equal pads on every "
+                          "side, no dilation, no ceil mode, NCHW)")
+    pad = pads.pop()
+    c, h, w = shape[1], shape[2], shape[3]
+    lcm = 0
+    if pad and not bool(a.count_include_pad):
+        counts = window_counts((h, w), k, kw, sh, pad, sw)
+        if counts.min() < 1:
+            raise Unsupported(f"average pool windows with no tap inside the input (pad {pad})")
+        lcm = math.lcm(*(int(v) for v in np.unique(counts)))
+        if lcm >= 1 << 24:  # |sum| * L / count <= 128 L must stay an int32
+            raise Unsupported(f"average pool window counts whose least common multiple "
+                              f"{lcm} is 2^24 or more")
+    scale = 1.0 / (lcm or k * kw)
+    qp = QParams(kind="conv2d", x=x, y=y, weight=np.ones((c, 1, k, kw), np.int8),
+                 w_scale=np.full(c, scale), bias=np.zeros(c, np.int32), lo=y.qmin, hi=y.qmax,
+                 stride=sh, stride_w=sw if sw != sh else 0, pad=pad, groups=c, pool_lcm=lcm,
+                 key=f"avgpool2d_{c}x{h}x{w}_k{k}x{kw}_s{sh}x{sw}_p{pad}_{lcm}_"
+                     f"{_fingerprint(np.array([x.scale, y.scale]))}",
+                 label="average pool")
+    return qp, [index(xin)], {}
 
 
 def _weight(call: Any, out_axis: int, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -211,6 +254,8 @@ def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int
                      key=f"avgpool_{c}x{h}x{w}_{_fingerprint(np.array([x.scale, y.scale]))}",
                      label="global average pool")
         return qp, [index(xin)], {"hw": (h, w)}
+    if kind == "avgpool2d":
+        return _avgpool_params(bs, y, index, producer)
     if kind == "add":
         add = rx.find_calls(bs, "relax.add")[0]
         rank = len(rx.shape(rx.find_calls(bs, "relax.quantize")[-1]))

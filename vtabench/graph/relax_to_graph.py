@@ -14,6 +14,7 @@ from tvm import relax
 
 from vtabench.graph import relax_exprs as rx
 from vtabench.graph.ir import Graph, Node, QParams
+from vtabench.graph.onnx_concat import is_placement
 from vtabench.graph.onnx_prep import ModelError
 from vtabench.graph.qdq_params import Unsupported, composite_params
 
@@ -59,6 +60,7 @@ def to_graph(mod: tvm.IRModule) -> Graph:
         dtype = rx.dtype(v) if rx.is_tensor(v) else ""
         if comp is not None:
             func = mod[e.op]
+            onnx = next(composite_outputs, "")
             try:
                 qp, idx, extra = composite_params(comp, func)
             except (Unsupported, IndexError, AttributeError, TypeError) as exc:
@@ -66,10 +68,11 @@ def to_graph(mod: tvm.IRModule) -> Graph:
                 qp = QParams(kind=comp, key=f"{comp}_{name}", unsupported=str(exc),
                              integer_exact=False)
                 idx, extra = list(range(len(e.args))), {}
+            if qp.kind == "conv2d" and is_placement(onnx):
+                qp.label = "concat"
             g.add(Node(name=name, op=qp.kind, inputs=[names[e.args[i]] for i in idx],
                        shape=shape, dtype=dtype, q=qp, relax_func=func,
-                       relax_args=[names[a] for a in e.args], attrs=extra,
-                       onnx=next(composite_outputs, "")))
+                       relax_args=[names[a] for a in e.args], attrs=extra, onnx=onnx))
         else:
             fv = _free_vars(e, names)
             op = e.op.name if isinstance(e, relax.Call) and hasattr(e.op, "name") else (
