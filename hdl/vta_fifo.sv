@@ -1,5 +1,5 @@
 // vta_fifo: synchronous first-word-fall-through FIFO (command queues, beat buffers,
-// row descriptors). Depth must be a power of two. clr_i empties it.
+// row descriptors). Depth: a power of two (1: both pointers stay 0). clr_i empties it.
 // The storage is a RAM with a registered read port, so that synthesis maps it to block RAM
 // (or, when small, LUT RAM with an output register): its read address is the read pointer
 // after this cycle's pop, so the RAM's output register always holds the head. The one case
@@ -81,19 +81,19 @@ module vta_fifo #(
     if (!rst_ni) begin
       wptr_q    <= '0;
       rptr_q    <= '0;
-      rptr_nx_q <= Aw'(1);
+      rptr_nx_q <= Aw'(Depth > 1);
       count_q   <= '0;
       byp_q     <= 1'b0;
     end else if (clr_i) begin
       wptr_q    <= '0;
       rptr_q    <= '0;
-      rptr_nx_q <= Aw'(1);
+      rptr_nx_q <= Aw'(Depth > 1);
       count_q   <= '0;
       byp_q     <= 1'b0;
     end else begin
-      if (push) wptr_q <= wptr_q + Aw'(1);
+      if (push) wptr_q <= wptr_q + Aw'(Depth > 1);
       rptr_q  <= rptr_d;
-      if (pop) rptr_nx_q <= rptr_nx_q + Aw'(1);
+      if (pop) rptr_nx_q <= rptr_nx_q + Aw'(Depth > 1);
       count_q <= count_d;
       // the pushed word is the next head: count_q == pop
       byp_q   <= push && (pop ? (count_q == Cw'(1)) : (count_q == '0));
@@ -104,7 +104,7 @@ module vta_fifo #(
 `include "vta_assert.svh"
   `VTA_ASSERT_ARMED
   a_rptr_next: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
-      rptr_nx_q == rptr_q + Aw'(1))
+      rptr_nx_q == rptr_q + Aw'(Depth > 1))
     else $error("fifo: the read pointer's successor %0d is not %0d + 1", rptr_nx_q, rptr_q);
   // no_rw_check: a RAM read of the slot being written is replaced by the bypass register
   a_collision_bypassed: assert property (@(posedge clk_i) disable iff (`VTA_ASSERT_OFF)
@@ -128,8 +128,8 @@ module vta_fifo #(
   logic [Cw-1:0]    f_ahead;    // words in front of it
   // sums held in wires of their width: Yosys sizes a compare of an unsized sum at 32 bits
   logic [Aw-1:0] f_rptr_inc, f_wptr_exp, f_slot_addr;
-  assign f_rptr_inc  = rptr_q + Aw'(1);
-  assign f_wptr_exp  = rptr_q + Aw'(count_q);
+  assign f_rptr_inc  = rptr_q + Aw'(Depth > 1);
+  assign f_wptr_exp  = rptr_q + Aw'(count_q % Depth);
   assign f_slot_addr = rptr_q + Aw'(f_ahead);
   (* anyseq *) logic f_pick;
   logic [Width-1:0] f_slot;     // the RAM slot that holds it
