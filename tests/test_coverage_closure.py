@@ -444,36 +444,21 @@ COVERAGE_TOP_SV = """module t (input logic clk_i, input logic rst_ni, output log
     end
   end
   assign held_o = held_q;
-  /* verilator coverage_off */  // the hooks are the bench's: no points
-  import "DPI-C" function void coverage_start();
-  import "DPI-C" function void coverage_first_reset();
-  import "DPI-C" function void coverage_final();
-  bit in_first_reset_q = 1'b0, counting_q = 1'b0;
-  always @(posedge clk_i) begin
-    if (!rst_ni) begin
-      in_first_reset_q <= 1'b1;
-    end else if (in_first_reset_q && !counting_q) begin
-      coverage_first_reset();
-      counting_q <= 1'b1;
-    end
-  end
-  initial coverage_start();
-  final coverage_final();
-  /* verilator coverage_on */
+  `include "coverage_hooks.svh"
 endmodule
 """
 
 
 @pytest.mark.slow
 def test_coverage_counts_from_the_end_of_the_first_reset(tmp_path):
-    """tb/csrc/coverage.cpp with the bench top's hooks (as in tb/core/vta_tb_top.sv) on a small
+    """tb/csrc/coverage.cpp with the bench top's hooks (tb/core/coverage_hooks.svh) on a small
     module with random power-up values: a register only the reset clears keeps no toggle and the
     branch its random value took at the settle is not hit, a counter keeps its toggles, the
     constant logic Verilator evaluates before the initial blocks keeps its line (one build,
     about 30 s)."""
     import subprocess
 
-    from vtabench.rtl.verilator import COVERAGE_CPP, setup_verilator_env
+    from vtabench.rtl.verilator import COVERAGE_CPP, COVERAGE_HOOKS, setup_verilator_env
 
     setup_verilator_env()
     (tmp_path / "t.sv").write_text(COVERAGE_TOP_SV)
@@ -491,7 +476,8 @@ int main(int argc, char** argv) {
 """)
     subprocess.run(["verilator", "--cc", "--exe", "--build", "--coverage-line",
                     "--coverage-toggle", "--x-assign", "fast", "--x-initial", "unique",
-                    "-Wno-fatal", "--top-module", "t", "--prefix", "Vtop", "t.sv", "main.cpp",
+                    "-Wno-fatal", f"-I{COVERAGE_HOOKS.parent}", "--top-module", "t",
+                    "--prefix", "Vtop", "t.sv", "main.cpp",
                     str(COVERAGE_CPP), "-o", "sim"],
                    cwd=tmp_path, check=True, capture_output=True)
     subprocess.run([str(tmp_path / "obj_dir" / "sim")], cwd=tmp_path, check=True)

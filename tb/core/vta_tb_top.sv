@@ -199,21 +199,6 @@ module vta_tb_top #(
   // clock edge after the first reset is taken off the line, branch and toggle points at the end
   // (tb/csrc/coverage.cpp; nothing in a build without coverage). Later resets (one before every
   // program) count as the design's.
-  /* verilator coverage_off */  // the hooks are the bench's: no points
-  import "DPI-C" function void coverage_start();
-  import "DPI-C" function void coverage_first_reset();
-  import "DPI-C" function void coverage_final();
-  bit in_first_reset_q = 1'b0, counting_q = 1'b0;
-  always @(posedge clk_i) begin
-    if (!rst_ni) begin
-      in_first_reset_q <= 1'b1;
-    end else if (in_first_reset_q && !counting_q) begin
-      coverage_first_reset();
-      counting_q <= 1'b1;
-    end
-  end
-  initial coverage_start();
-  final coverage_final();
-  /* verilator coverage_on */
+  `include "coverage_hooks.svh"
 
 endmodule : vta_tb_top

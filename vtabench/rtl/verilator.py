@@ -43,6 +43,8 @@ TRACE_HDL = (TB_HDL_DIR / "vta_trace_log.sv", TB_HDL_DIR / "vta_trace_bind.sv")
 TRACE_CPP = TB_DIR / "csrc" / "trace.cpp"
 #: The core bench top's coverage hooks (toggles counted from the end of the first reset on).
 COVERAGE_CPP = TB_DIR / "csrc" / "coverage.cpp"
+#: the bench top's hooks into it (`include`d by vta_tb_top.sv)
+COVERAGE_HOOKS = TB_HDL_DIR / "coverage_hooks.svh"
 #: The fast path's main (no cocotb, no VPI): runs a batch of programs on the core bench.
 FAST_MAIN_CPP = TB_DIR / "csrc" / "core_main.cpp"
 BUILD_ROOT = build_root() / "rtl"
@@ -393,8 +395,9 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
         missing = [str(s) for s in sources if not s.exists()]
         if missing:
             raise RtlBuildError(f"missing RTL source(s): {', '.join(missing)}")
-        args = _build_args(waves, coverage, assertions=not speed) + ([] if stub else
-                                                                 [f"+incdir+{hdl_dir}"])
+        # the bench's own folder holds its include files (tb/core/coverage_hooks.svh)
+        args = (_build_args(waves, coverage, assertions=not speed)
+                + ([] if stub else [f"+incdir+{hdl_dir}"]) + [f"+incdir+{bench.file_list.parent}"])
         if netlist is not None:
             args.append(f"+incdir+{filelist.gls_cell_library()}")
         hashed = sources + [bench.file_list] + ([] if stub else [
@@ -406,7 +409,7 @@ def build(cfg: Config, *, waves: bool = False, stub: bool = False, force: bool =
                   "public signals": PUBLIC, "top": bench.toplevel,
                   **({"main": "fast harness"} if fast else {}),  # (cocotb builds keep their hash)
                   **({"host cpu": _host_cpu()} if speed else {})}
-        digest, inputs = _hash_inputs(hashed + [DRAM_CPP, TRACE_CPP, COVERAGE_CPP]
+        digest, inputs = _hash_inputs(hashed + [DRAM_CPP, TRACE_CPP, COVERAGE_CPP, COVERAGE_HOOKS]
                                       + ([FAST_MAIN_CPP] if fast else []),
                                       json.dumps(list(recipe.values())))
         stamp = bdir / "stamp.json"
