@@ -215,3 +215,20 @@ def _onnxruntime(model, name: str, inputs: dict[str, np.ndarray]) -> np.ndarray:
     m.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.INT8, None))
     sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     return sess.run([name], inputs)[0]
+
+
+def test_outside_the_form_stays_on_the_cpu():
+    """A pool in ceil mode and a Concat along the width keep their QDQ chains on the CPU, each
+    node with its reason (the compile still succeeds)."""
+    b = _Builder(13)
+    y = b.op("Relu", [b.conv("x", 5, 20, 3, pad=1)])
+    p = b.op("AveragePool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4, ceil_mode=1)
+    y = b.op("Concat", [p, p], axis=3)
+    y = b.conv(y, 20, 8)
+    model = _model(b.nodes, b.inits, (1, 5, 8, 8), y, (1, 8, 5, 10))
+    pkg = compile_model(quantize(model, calibration_set(model, 8)), CFG)
+    nodes = pkg.manifest["nodes"]
+    pool = next(n for n in nodes if n["op"].startswith("avgpool2d"))
+    assert pool["device"] != VTA and "ceil mode" in pool["reason"]
+    assert any(n["op"] == "relax.concat" and n["device"] != VTA for n in nodes)
+    assert not any("(concat)" in n["op"] for n in nodes)

@@ -194,6 +194,8 @@ def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> Non
     for name in g.order:
         n = g.nodes[name]
         if not n.vta_op:
+            if n.q is not None and n.q.unsupported:  # a composite without an integer form
+                n.reason = n.q.unsupported
             continue
         if n.key in force_cpu or n.name in force_cpu:
             n.reason = "placed on the CPU by request"
