@@ -44,13 +44,7 @@ def affine_to_conv(m: Any) -> int:
     from onnx import numpy_helper
 
     g = m.graph
-    consts = {i.name: numpy_helper.to_array(i) for i in g.initializer}
-    producer = {o: n for n in g.node for o in n.output}
-    consumers: dict[str, list[Any]] = {}
-    for n in g.node:
-        for i in n.input:
-            consumers.setdefault(i, []).append(n)
-    graph_outs = {o.name for o in g.output}
+    consts, producer, consumers, graph_outs = graph_index(g)
     shapes = static_shapes(m)
 
     def const_value(name: str) -> np.ndarray | None:
@@ -137,6 +131,21 @@ def quantize_before_maxpool(m: Any) -> int:
         del g.node[:]
         g.node.extend(out)
     return count
+
+
+def graph_index(g: Any) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, list[Any]],
+                                  set[str]]:
+    """What the rewrites of an ONNX graph ``g`` look up: its initializers as arrays, each
+    tensor's producing node, each tensor's consuming nodes, the graph's output names."""
+    from onnx import numpy_helper
+
+    consts = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    producer = {o: n for n in g.node for o in n.output}
+    consumers: dict[str, list[Any]] = {}
+    for n in g.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+    return consts, producer, consumers, {o.name for o in g.output}
 
 
 def static_shapes(m: Any) -> dict[str, list[int]]:

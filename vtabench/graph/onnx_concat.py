@@ -48,16 +48,10 @@ def concat_to_convs(m: Any) -> int:
     rewritten."""
     from onnx import numpy_helper
 
-    from vtabench.graph.onnx_affine import static_shapes
+    from vtabench.graph.onnx_affine import graph_index, static_shapes
 
     g = m.graph
-    consts = {i.name: numpy_helper.to_array(i) for i in g.initializer}
-    producer = {o: n for n in g.node for o in n.output}
-    consumers: dict[str, list[Any]] = {}
-    for n in g.node:
-        for i in n.input:
-            consumers.setdefault(i, []).append(n)
-    graph_outs = {o.name for o in g.output}
+    consts, producer, consumers, graph_outs = graph_index(g)
     shapes: dict[str, list[int]] | None = None
     out: list[Any] = []
     count = 0
