@@ -102,7 +102,11 @@ def cocotb_batch(run_seed: int) -> tuple[list[dict[str, Any]], list[np.ndarray]]
     return _run(run_seed, fast=False)
 
 
-@pytest.mark.parametrize("bench", [{"fast": True}, {"speed": True}], ids=["fast", "speed"])
+#: the speed build is a core build of its own (about a minute of CPU): `make test` checks the
+#: checking build, the slow run both
+@pytest.mark.parametrize("bench", [pytest.param({"fast": True}, id="fast"),
+                                   pytest.param({"speed": True}, id="speed",
+                                                marks=pytest.mark.slow)])
 def test_fast_path_agrees_with_cocotb_cycle_for_cycle(
         run_seed: int, cocotb_batch: tuple[list[dict[str, Any]], list[np.ndarray]],
         bench: dict[str, bool]) -> None:

