@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+#: the prefix of the /dev/shm entries the small sessions make and watch
+SELFTEST_PREFIX = "vtabench-selftest-"
 
 LEAKY_TEST = '''
 import os
@@ -32,6 +34,7 @@ def _run(tmp_path: Path, leak: Path, *, xdist: bool,
     env = {**os.environ, "LEAK_PATH": str(leak), "PYTHONPATH": os.pathsep.join(
         [str(TESTS), os.environ.get("PYTHONPATH", "")])}
     env.pop("CLEAN_UP", None)
+    env["VTABENCH_SHM_WATCH"] = SELFTEST_PREFIX  # not the entries of the suite's other workers
     if clean_up:
         env["CLEAN_UP"] = "1"
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider",
@@ -43,7 +46,7 @@ def _run(tmp_path: Path, leak: Path, *, xdist: bool,
 
 @pytest.mark.parametrize("xdist", [False, True], ids=["single", "xdist"])
 def test_a_run_that_leaves_a_shm_entry_fails_naming_it(tmp_path: Path, xdist: bool) -> None:
-    leak = Path("/dev/shm") / f"vtabench-selftest-{uuid.uuid4().hex[:8]}"
+    leak = Path("/dev/shm") / f"{SELFTEST_PREFIX}{uuid.uuid4().hex[:8]}"
     try:
         r = _run(tmp_path, leak, xdist=xdist, clean_up=False)
     finally:
@@ -54,7 +57,7 @@ def test_a_run_that_leaves_a_shm_entry_fails_naming_it(tmp_path: Path, xdist: bo
 
 
 def test_a_run_that_cleans_up_passes(tmp_path: Path) -> None:
-    leak = Path("/dev/shm") / f"vtabench-selftest-{uuid.uuid4().hex[:8]}"
+    leak = Path("/dev/shm") / f"{SELFTEST_PREFIX}{uuid.uuid4().hex[:8]}"
     r = _run(tmp_path, leak, xdist=False, clean_up=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert not leak.exists()
