@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_real_models import CFG, _Builder, _model
+from test_real_models import CFG, _Builder, _model, cpu_nodes, vta_op_counts
 
 from vtabench.graph import compile_model, reference_package
 from vtabench.graph.ir import VTA
@@ -78,12 +78,7 @@ def _check(model, symmetric: bool, want: dict[str, int]) -> tuple[object, list, 
     Add is fused). The quantized model, the VTA-written tensors per input and the deviation."""
     q = quantize(model, calibration_set(model, 8), symmetric=symmetric)
     pkg = compile_model(q, CFG)
-    nodes = pkg.manifest["nodes"]
-    got: dict[str, int] = {}
-    for n in nodes:
-        if n["device"] == VTA and n["op"] != "copy":
-            got[n["op"]] = got.get(n["op"], 0) + 1
-    cpu = [(n["name"], n["op"], n.get("reason")) for n in nodes if n["device"] != VTA]
+    got, cpu = vta_op_counts(pkg), cpu_nodes(pkg)
     assert got == want, (got, cpu)
     assert len(pkg.programs) == 1, cpu
     rng = np.random.default_rng(5)
@@ -92,7 +87,7 @@ def _check(model, symmetric: bool, want: dict[str, int]) -> tuple[object, list, 
     outs, refs, written, lw = _run(pkg, q, inputs)
     for o, r in zip(outs, refs, strict=True):
         assert all(np.array_equal(a, b) for a, b in zip(o, r, strict=True))
-    fused = {n["onnx"] for n in nodes
+    fused = {n["onnx"] for n in pkg.manifest["nodes"]
              if any(e[0].startswith("residual") for e in n.get("epilogue") or [])}
     over = {k: v for k, v in lw.per_tensor.items() if v[0] > (2 if k in fused else 1)}
     assert not over, over
