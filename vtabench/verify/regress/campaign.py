@@ -5,7 +5,8 @@ program can be regenerated alone (``--seed S --only k``), and a worker needs onl
 its programs, never the programs. fsim is the golden model; every other selected target runs the
 same programs and its DRAM images are compared with fsim's.
 
-Programs run in chunks (one simulator process per chunk on rtl) on an executor: a local process
+Programs run in chunks (one simulator process per chunk on rtl; the chunk's worker computes
+fsim's images while its targets run, in a thread of its own) on an executor: a local process
 pool by default, or the workers of a Dask cluster (:mod:`vtabench.verify.regress.cluster`). The
 chunks depend only on the programs and the chunk size, never on the number of workers, so a run
 gives the same programs, verdicts and merged coverage on one core or on a hundred workers. A
@@ -22,7 +23,8 @@ import multiprocessing
 import tempfile
 import time
 import xml.etree.ElementTree as ET
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import (Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor,
+                                as_completed)
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -125,21 +127,27 @@ def run_chunk(cfg: Config, seed: int, indices: list[int], targets: list[str],
     programs = [generate(cfg, seed, k) for k in indices]
     cov = FunctionalCoverage(cfg)
     t0 = time.monotonic()
-    expected = golden(cfg, programs, cov)
     out = [ProgramVerdict(k, p.name, 0.0) for k, p in zip(indices, programs)]
     rtl_cov = None
     with tempfile.TemporaryDirectory(prefix="vtabench-chunk-") as tmp:
+        opts = {t: dict(target_opts.get(t) or {}) for t in targets}
         for target in targets:
-            opts = dict(target_opts.get(target) or {})
             if rtl_coverage and BACKENDS[target].bench is not None:  # the core bench's build
-                opts["coverage"] = Path(tmp) / "coverage.dat"
-            try:
-                images, problems = run_on_target(cfg, target, programs, seed=seed + indices[0],
-                                                 target_opts=opts)
-            except Exception as exc:  # noqa: BLE001 - reported per program, the run goes on
+                opts[target]["coverage"] = Path(tmp) / "coverage.dat"
+        # The targets run in a thread while this one computes fsim's images: a target mostly
+        # waits for its simulator process or device, and neither side reads what the other
+        # writes (the targets run on copies of the images).
+        with ThreadPoolExecutor(max_workers=1) as background:
+            runs = background.submit(_run_targets, cfg, targets, programs, seed + indices[0],
+                                     opts)
+            expected = golden(cfg, programs, cov)
+            outcomes = runs.result()
+        for target, outcome in zip(targets, outcomes, strict=True):
+            if isinstance(outcome, Exception):
                 for r in out:
-                    r.error = f"{target}: {type(exc).__name__}: {exc}"[:2000]
+                    r.error = f"{target}: {type(outcome).__name__}: {outcome}"[:2000]
                 continue
+            images, problems = outcome
             for r, p, exp, got, problem in zip(out, programs, expected, images, problems,
                                                strict=True):
                 if problem:
@@ -147,8 +155,8 @@ def run_chunk(cfg: Config, seed: int, indices: list[int], targets: list[str],
                 m = compare(cfg, target, p, exp, got)
                 if m is not None:
                     r.mismatches.append(m)
-            if "coverage" in opts:
-                rtl_cov = RtlCoverage.from_files([opts["coverage"]])
+            if "coverage" in opts[target]:
+                rtl_cov = RtlCoverage.from_files([opts[target]["coverage"]])
     per = (time.monotonic() - t0) / max(1, len(programs))
     files: dict[str, bytes] = {}
     for r, p in zip(out, programs):
@@ -157,6 +165,21 @@ def run_chunk(cfg: Config, seed: int, indices: list[int], targets: list[str],
             files.update(failure_files(cfg, p, seed + indices[0], ["fsim", *targets],
                                        target_opts))
     return ChunkResult(out, dict(cov.hits), rtl_cov, files)
+
+
+def _run_targets(cfg: Config, targets: list[str], programs: list[Program], seed: int,
+                 opts: dict[str, dict[str, Any]]
+                 ) -> list[tuple[list[np.ndarray], list[str | None]] | Exception]:
+    """Each target's :func:`run_on_target` result, or the exception it raised (reported per
+    program by the caller: the run goes on)."""
+    outcomes: list[tuple[list[np.ndarray], list[str | None]] | Exception] = []
+    for target in targets:
+        try:
+            outcomes.append(run_on_target(cfg, target, programs, seed=seed,
+                                          target_opts=opts[target]))
+        except Exception as exc:  # noqa: BLE001 - reported per program, the run goes on
+            outcomes.append(exc)
+    return outcomes
 
 
 def failure_files(cfg: Config, prog: Program, seed: int, targets: list[str],
