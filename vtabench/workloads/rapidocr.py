@@ -1,12 +1,18 @@
-"""Real pretrained networks from a wheel: PaddleOCR's text-direction classifier as the
-``rapidocr_onnxruntime`` package (1.4.4, a test dependency) ships it, and labelled inputs for it.
+"""Real pretrained networks from a wheel: PaddleOCR's text-direction classifier and text
+detector as the ``rapidocr_onnxruntime`` package (1.4.4, a test dependency) ships them, and
+inputs for them.
 
-The model is read from the installed package (``importlib``), never downloaded. Its input is
-dynamic (batch, height, width); :func:`classifier_model` fixes it to the shape the package's own
-code feeds (``Cls.cls_image_shape`` in its ``config.yaml``: 3 x 48 x 192, a batch of 1).
+The models are read from the installed package (``importlib``), never downloaded. Their inputs
+are dynamic (batch, height, width); :func:`classifier_model` fixes the classifier's to the shape
+the package's own code feeds (``Cls.cls_image_shape`` in its ``config.yaml``: 3 x 48 x 192, a
+batch of 1), :func:`detector_model` the detector's to :data:`DETECTOR_SHAPE` (the package's
+``DetPreProcess`` resizes an image to multiples of 32, at least 736 on its short side; a small
+image of one text line keeps the tests and the simulator fast).
 :func:`text_lines` renders text with the DejaVu fonts matplotlib ships, rotated by 0 or 180
 degrees (the label), and normalizes it as the package's ``TextClassifier.resize_norm_img`` does
 (height 48, width by the aspect ratio up to 192, ``(x / 255 - 0.5) / 0.5``, zero padding right).
+:func:`text_scenes` pastes such lines onto a white page of the detector's shape and normalizes
+it as ``DetPreProcess.normalize`` does (mean and std 0.5: the same formula).
 """
 
 from __future__ import annotations
@@ -20,6 +26,10 @@ import numpy as np
 
 PACKAGE = "rapidocr_onnxruntime"
 CLASSIFIER = "ch_ppocr_mobile_v2.0_cls_infer.onnx"
+DETECTOR = "ch_PP-OCRv4_det_infer.onnx"
+#: The detector's input shape here: a batch of 1, RGB, a page of 64 x 256 pixels (multiples of
+#: 32, as ``DetPreProcess.resize_image_type0`` makes them).
+DETECTOR_SHAPE = (1, 3, 64, 256)
 #: The classifier's labels, index = output position (``Cls.label_list``).
 LABELS = (0, 180)
 
@@ -49,14 +59,14 @@ def classifier_shape() -> tuple[int, int, int, int]:
     return (1, int(c), int(h), int(w))
 
 
-def classifier_model() -> Any:
-    """The float classifier as a ModelProto with its input shape fixed and its ``Constant``
-    nodes as initializers (Paddle's exporter writes the weights as ``Constant`` nodes, which
+def _fixed_model(file: str, shape: tuple[int, int, int, int]) -> Any:
+    """A model of the package with its input shape fixed and its ``Constant`` nodes as
+    initializers (Paddle's exporter writes the weights as ``Constant`` nodes, which
     onnxruntime's quantizer takes for activations: it would quantize them at run time instead
     of storing int8 weights)."""
     import onnx
 
-    model = onnx.load(str(_package_dir() / "models" / CLASSIFIER))
+    model = onnx.load(str(_package_dir() / "models" / file))
     consts = [n for n in model.graph.node if n.op_type == "Constant"]
     for n in consts:
         t = onnx.TensorProto()
@@ -67,11 +77,22 @@ def classifier_model() -> Any:
     del model.graph.node[:]
     model.graph.node.extend(nodes)
     inp = model.graph.input[0]
-    for dim, value in zip(inp.type.tensor_type.shape.dim, classifier_shape()):
+    for dim, value in zip(inp.type.tensor_type.shape.dim, shape):
         dim.Clear()
         dim.dim_value = value
     del model.graph.value_info[:]  # inferred again for the fixed shape
     return onnx.shape_inference.infer_shapes(model)
+
+
+def classifier_model() -> Any:
+    """The float classifier as a ModelProto, its input shape fixed (:func:`classifier_shape`)."""
+    return _fixed_model(CLASSIFIER, classifier_shape())
+
+
+def detector_model() -> Any:
+    """The float text detector (PP-OCRv4's DBNet) as a ModelProto, its input shape fixed to
+    :data:`DETECTOR_SHAPE`; its output is the text probability map of the input's size."""
+    return _fixed_model(DETECTOR, DETECTOR_SHAPE)
 
 
 WORDS = ("VTA accelerator", "hello world", "Quantized int8", "OpenCL kernel", "text 2026",
@@ -123,6 +144,32 @@ def text_lines(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         xs.append(normalize(np.ascontiguousarray(img), shape))
         labels.append(label)
     return np.stack(xs), np.asarray(labels)
+
+
+def text_scenes(count: int, seed: int = 0) -> np.ndarray:
+    """``count`` pages of :data:`DETECTOR_SHAPE` (N, C, H, W) float32, each with one or two
+    rendered lines (word, font, size and place drawn from ``seed``) on white, normalized as
+    ``DetPreProcess.normalize`` does: ``(x / 255 - 0.5) / 0.5``."""
+    from PIL import Image
+
+    rng = np.random.default_rng([seed, 28])
+    _, _, h, w = DETECTOR_SHAPE
+    pages = []
+    for _ in range(count):
+        page = Image.new("RGB", (w, h), (255, 255, 255))
+        lines = int(rng.integers(1, 3))
+        for k in range(lines):
+            img = Image.fromarray(_render(str(WORDS[rng.integers(len(WORDS))]),
+                                          str(FONTS[rng.integers(len(FONTS))]),
+                                          int(rng.integers(12, 22))))
+            band = h // lines  # each line in its own horizontal band
+            scale = min(1.0, (w - 8) / img.width, (band - 2) / img.height)
+            img = img.resize((max(1, int(img.width * scale)), max(1, int(img.height * scale))),
+                             Image.BILINEAR)
+            page.paste(img, (int(rng.integers(0, w - img.width + 1)),
+                             k * band + int(rng.integers(0, band - img.height + 1))))
+        pages.append((np.asarray(page, np.float32).transpose(2, 0, 1) / 255 - 0.5) / 0.5)
+    return np.stack(pages).astype(np.float32)
 
 
 def main(argv: list[str] | None = None) -> int:

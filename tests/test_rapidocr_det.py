@@ -1,0 +1,68 @@
+"""PaddleOCR's text detector (``ch_PP-OCRv4_det_infer.onnx``, a DBNet, as the
+``rapidocr_onnxruntime`` wheel ships it: vtabench.workloads.rapidocr) quantized by
+``quantize_static`` on rendered pages of text and compiled for the default configuration.
+
+What runs where is checked node by node: every CPU node is one of the operators named in
+:data:`CPU_OPS` and carries its reason, and the device programs (syncs per inference) are
+counted. The model's float output is checked first to find the rendered text (so the pages
+are inputs the detector reads as text, not noise).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from vtabench.graph import compile_model
+from vtabench.graph.ir import VTA
+from vtabench.workloads import rapidocr
+from vtabench.workloads.quantize import quantize
+
+pytestmark = pytest.mark.tvm
+
+CFG = "default"
+
+
+def test_detector_shape_and_pages():
+    """The fixed input shape reaches the output (the probability map of the page), and the
+    float detector finds text on every rendered page: some pixels above DBNet's threshold 0.3
+    (``Det.thresh`` in the package's config), most below."""
+    import onnxruntime as ort
+
+    model = rapidocr.detector_model()
+    dims = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+    assert dims == [1, 1, *rapidocr.DETECTOR_SHAPE[2:]]
+    pages = rapidocr.text_scenes(3, seed=2)
+    assert pages.shape == (3, *rapidocr.DETECTOR_SHAPE[1:])
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for x in pages:
+        prob = sess.run(None, {model.graph.input[0].name: x[None]})[0]
+        text = float((prob > 0.3).mean())
+        assert 0.005 < text < 0.5, text
+
+
+@pytest.fixture(scope="module")
+def detector():
+    """(quantized model, package): symmetric int8 activations, calibrated on 16 pages."""
+    q = quantize(rapidocr.detector_model(), rapidocr.text_scenes(16, seed=1))
+    return q, compile_model(q, CFG)
+
+
+#: Relax operators the detector leaves on the CPU (with the quantize / dequantize around them).
+CPU_OPS = {"relax.quantize", "relax.dequantize", "relax.image.resize2d",
+           "relax.nn.conv2d_transpose", "relax.sigmoid"}
+
+
+@pytest.mark.slow
+def test_detector_placement(detector):
+    """The 62 convolutions (with the batch norms, hard-swishes and SE blocks around them) run
+    on VTA; every CPU node is one of :data:`CPU_OPS` and names its reason."""
+    _, pkg = detector
+    nodes = pkg.manifest["nodes"]
+    cpu = [n for n in nodes if n["device"] != VTA and n["op"] not in ("input", "copy")]
+    assert {n["op"] for n in cpu} <= CPU_OPS, sorted({n["op"] for n in cpu})
+    assert all(n.get("reason") for n in cpu)
+    ops = [n["op"].split(" ")[0] for n in nodes if n["device"] == VTA and n["op"] != "copy"]
+    assert ops.count("conv2d") >= 62 and "mul" in ops and "avgpool" in ops
+    resizes = [n for n in cpu if n["op"] == "relax.image.resize2d"]
+    assert len(resizes) == 6
+    assert len(pkg.programs) == 6
