@@ -247,7 +247,9 @@ class GoldenChunk:
     ref: np.ndarray  # fsim's images after the run, at the same offsets
     dram_at: list[int]
     generate_s: float  # the worker's time generating the programs
-    fsim_s: float  # and running them on fsim
+    validate_s: float  # fsim validating them (and working out the schedule)
+    fsim_s: float  # fsim's whole run: validation and execution
+    pack_s: float  # packing the chunk (encoded streams, images)
 
     def programs(self) -> tuple[list[Program], list[np.ndarray]]:
         """The programs, each with a copy of its image to run on, and fsim's images."""
@@ -266,22 +268,23 @@ def _golden_chunk(config: str, seed: int, indices: list[int]) -> GoldenChunk:
 
     cfg = load_config(config)
     names, codes, drams, refs = [], [], [], []
-    gen_s = fsim_s = 0.0
+    gen_s = validate_s = fsim_s = 0.0
     for k in indices:
         t0 = time.perf_counter()
         prog = random_program(cfg, np.random.default_rng([seed, k]))
         t1 = time.perf_counter()
         ref = prog.dram.copy()
-        Fsim(cfg).run(prog.insns, ref)
+        validate_s += Fsim(cfg).run(prog.insns, ref).validate_seconds
         fsim_s += time.perf_counter() - t1
         gen_s += t1 - t0
         names.append(f"{prog.name} (seed [{seed}, {k}])")
         codes.append(prog.encoded(cfg))
         drams.append(prog.dram)
         refs.append(ref)
-    return GoldenChunk(names, b"".join(codes), _offsets(len(c) for c in codes),
-                       np.concatenate(drams), np.concatenate(refs),
-                       _offsets(d.size for d in drams), gen_s, fsim_s)
+    t0 = time.perf_counter()
+    packed = (b"".join(codes), _offsets(len(c) for c in codes), np.concatenate(drams),
+              np.concatenate(refs), _offsets(d.size for d in drams))
+    return GoldenChunk(names, *packed, gen_s, validate_s, fsim_s, time.perf_counter() - t0)
 
 
 def _offsets(sizes: Any) -> list[int]:
@@ -291,19 +294,48 @@ def _offsets(sizes: Any) -> list[int]:
     return out
 
 
-def _check_batch(dev: Any, batch: list[tuple[Program, np.ndarray]],
-                 timeout: float) -> tuple[int, float]:
+def _check_batch(dev: Any, batch: list[tuple[Program, np.ndarray]], timeout: float,
+                 clock: dict[str, float]) -> int:
     """Run ``batch`` in one batch launch and compare each image with fsim's; returns the
-    failures and the launch's seconds (transfers included)."""
+    failures. Adds the launch's seconds (transfers included; ``kernel``: of which the kernel,
+    as the OpenCL profiler measured it) and the comparison's to ``clock``."""
     t0 = time.perf_counter()
     results = dev.run_programs([p for p, _ in batch], timeout)
-    seconds = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    clock["launch"] += t1 - t0
+    clock["kernel"] += sum({r.stats.get("batch_kernel_s") or 0.0 for r in results
+                            if not isinstance(r, Exception)})
     bad = 0
     for (p, ref), r in zip(batch, results):
         if isinstance(r, Exception) or not np.array_equal(p.dram, ref):
             bad += 1
             print(f"FAIL {p.name}: {r if isinstance(r, Exception) else 'image differs'}")
-    return bad, seconds
+    clock["compare"] += time.perf_counter() - t1
+    return bad
+
+
+#: The main process's stages (:func:`bench_random`), seconds of its wall clock each.
+MAIN_STAGES = {"open": "the device opened, its kernel built",
+               "wait": "waiting for the workers' next chunk",
+               "unpack": "unpacking chunks",
+               "launch": "device batches, transfers included",
+               "kernel": "of which the kernels, as the OpenCL profiler measured them",
+               "compare": "images compared with fsim's"}
+
+
+def _where_the_time_went(report: dict[str, Any], jobs: int) -> str:
+    """The report's per-stage split: the workers' ms per program (wall clock of each worker)
+    and the main process's seconds."""
+    n, total = report["programs"], report["seconds"]
+    w = report["worker_ms"]
+    busy = (w["generate"] + w["fsim"] + w["pack"]) * n / 1e3
+    return "\n".join(
+        [f"where the time went ({n} programs, {total:.2f} s end to end):",
+         f"  {jobs} workers, ms per program: generate {w['generate']:.3f}, fsim {w['fsim']:.3f} "
+         f"(of which validate {w['validate']:.3f}), pack {w['pack']:.3f}; busy "
+         f"{100 * busy / (jobs * total):.0f}% of {jobs} x {total:.2f} s",
+         "  main process, s: " + "; ".join(f"{k} {v:.3f} ({MAIN_STAGES[k]})"
+                                          for k, v in report["main_s"].items())])
 
 
 def bench_random(args: argparse.Namespace) -> dict[str, Any]:
@@ -311,11 +343,13 @@ def bench_random(args: argparse.Namespace) -> dict[str, Any]:
     ``--golden-chunk`` programs handed back as it completes; the main process collects them into
     batch launches of ``--chunk`` programs and compares every image with fsim's. With
     ``--golden-only`` the main process does all of that but the launch (and compares nothing):
-    the host side's rate, which bounds the end-to-end figure."""
+    the host side's rate, which bounds the end-to-end figure. Prints where the time went: the
+    workers' ms per program by part, the main process's seconds by stage (MAIN_STAGES)."""
     cfg = load_config(args.config)
     step = max(1, args.golden_chunk)
     checked = bad = 0
-    device_s = main_s = gen_s = fsim_s = 0.0
+    clock = dict.fromkeys(MAIN_STAGES, 0.0)
+    worker = dict.fromkeys(("generate", "fsim", "validate", "pack"), 0.0)
     pending: list[tuple[Program, np.ndarray]] = []
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
@@ -323,34 +357,39 @@ def bench_random(args: argparse.Namespace) -> dict[str, Any]:
         futures = [pool.submit(_golden_chunk, cfg.name, args.seed,
                                list(range(i, min(i + step, args.count))))
                    for i in range(0, args.count, step)]
+        m0 = time.perf_counter()
         with nullcontext() if args.golden_only else _open(cfg, 1 << 20, args) as dev:
+            clock["open"] = time.perf_counter() - m0
+            m0 = time.perf_counter()
             for k, fut in enumerate(as_completed(futures)):
                 chunk = fut.result()
-                m0 = time.perf_counter()
-                gen_s += chunk.generate_s
-                fsim_s += chunk.fsim_s
+                m1 = time.perf_counter()
+                clock["wait"] += m1 - m0
+                for part, seconds in (("generate", chunk.generate_s), ("fsim", chunk.fsim_s),
+                                      ("validate", chunk.validate_s), ("pack", chunk.pack_s)):
+                    worker[part] += seconds
                 progs, refs = chunk.programs()
+                clock["unpack"] += time.perf_counter() - m1
                 if dev is not None:
                     pending += zip(progs, refs)
                     last = k == len(futures) - 1
                     while pending and (len(pending) >= args.chunk or last):
                         batch, pending = pending[:args.chunk], pending[args.chunk:]
-                        failed, seconds = _check_batch(dev, batch, args.timeout)
+                        bad += _check_batch(dev, batch, args.timeout, clock)
                         checked += len(batch)
-                        bad += failed
-                        device_s += seconds
-                        main_s -= seconds
-                main_s += time.perf_counter() - m0
+                m0 = time.perf_counter()
     total = time.perf_counter() - t0
     n = args.count
-    per_worker = 60 * n / (gen_s + fsim_s)
+    per_worker = 60 * n / (worker["generate"] + worker["fsim"] + worker["pack"])
     report: dict[str, Any] = {
         "config": cfg.name, "seed": args.seed, "jobs": args.jobs, "golden_chunk": step,
-        "seconds": round(total, 2), "programs_per_minute": round(60 * n / total),
-        "worker_generate_ms": round(1e3 * gen_s / n, 3),
-        "worker_fsim_ms": round(1e3 * fsim_s / n, 3),
+        "programs": n, "seconds": round(total, 2), "programs_per_minute": round(60 * n / total),
+        "worker_generate_ms": round(1e3 * worker["generate"] / n, 3),
+        "worker_fsim_ms": round(1e3 * worker["fsim"] / n, 3),
+        "worker_ms": {k: round(1e3 * v / n, 3) for k, v in worker.items()},
         "per_worker_per_minute": round(per_worker),
-        "main_ms": round(1e3 * main_s / n, 4)}
+        "main_s": {k: round(v, 3) for k, v in clock.items()},
+        "main_ms": round(1e3 * (clock["unpack"] + clock["compare"]) / n, 4)}
     host = (f"workers: {report['worker_generate_ms']:.2f} ms generating + "
             f"{report['worker_fsim_ms']:.2f} ms on fsim per program = {per_worker:,.0f} per "
             f"minute per worker; main process {report['main_ms']:.3f} ms per program besides the "
@@ -359,7 +398,9 @@ def bench_random(args: argparse.Namespace) -> dict[str, Any]:
         print(f"{n} random programs ({cfg.name}, seed {args.seed}), golden side only: {total:.1f} "
               f"s with {args.jobs} workers = {report['programs_per_minute']:,} programs per "
               f"minute; {host}")
+        print(_where_the_time_went(report, args.jobs))
         return report
+    device_s = clock["launch"]
     report.update(device=dev.name, kernel=dev.info()["kernel"], programs=checked, failed=bad,
                   checked_per_minute=report["programs_per_minute"],
                   device_seconds=round(device_s, 3),
@@ -369,6 +410,7 @@ def bench_random(args: argparse.Namespace) -> dict[str, Any]:
           f"{report['checked_per_minute']:,} checked programs per minute; device batches "
           f"(transfers included) {device_s:.2f} s = {report['device_programs_per_minute']:,} "
           f"per minute; {host}")
+    print(_where_the_time_went(report, args.jobs))
     return report
 
 

@@ -57,14 +57,16 @@ class FsimStats:
     gemm_uops: int = 0  # GEMM micro-op loop iterations (reset ones included)
     alu_uops: int = 0
     macs: int = 0  # multiply-accumulates of non-reset GEMM iterations
-    seconds: float = 0.0
+    seconds: float = 0.0  # the whole run: validation and execution
+    validate_seconds: float = 0.0  # of which the validation (and the schedule)
 
     def as_dict(self) -> dict[str, object]:
         d: dict[str, object] = {f"insns_{k}": v for k, v in sorted(self.insns.items())}
         d.update({f"bytes_loaded_{k}": v for k, v in sorted(self.bytes_loaded.items())})
         d.update({f"bytes_stored_{k}": v for k, v in sorted(self.bytes_stored.items())})
         d.update(gemm_uops=self.gemm_uops, alu_uops=self.alu_uops, macs=self.macs,
-                 seconds=round(self.seconds, 6))
+                 seconds=round(self.seconds, 6),
+                 validate_seconds=round(self.validate_seconds, 6))
         return d
 
 
@@ -85,6 +87,13 @@ class Fsim:
         self.acc = np.zeros((cfg.acc_depth, b, bo), np.int32)
         self.out = np.zeros((cfg.out_depth, b, bo), np.int8)
         self._observe_alu: AluObserver | None = None
+        #: memory type of a LOAD -> (its name, the buffer it writes, bytes of an element in
+        #: DRAM, how those bytes read: ACC_8BIT's int8 values are widened into acc's int32)
+        self._loads: dict[int, tuple[str, np.ndarray, int, str]] = {
+            int(mem): (mem.name, buf, mem_elem_bytes(cfg, mem), dtype)
+            for mem, buf, dtype in ((MemType.UOP, self.uop, "<u4"), (MemType.WGT, self.wgt, "i1"),
+                                    (MemType.INP, self.inp, "i1"), (MemType.ACC, self.acc, "<i4"),
+                                    (MemType.ACC_8BIT, self.acc, "i1"))}
 
     def run(self, insns: Sequence[Insn], dram: np.ndarray,
             observe_alu: AluObserver | None = None,
@@ -112,7 +121,7 @@ class Fsim:
         t0 = time.perf_counter()
         order = validated_order(self.cfg, insns, dram, stage_order)
         self._observe_alu = observe_alu
-        stats = FsimStats()
+        stats = FsimStats(validate_seconds=time.perf_counter() - t0)
         deadline = None if timeout_s is None else t0 + timeout_s
         for i in order:
             self._check_budget(insns[i], i, stats, max_iterations, deadline, timeout_s)
@@ -153,27 +162,15 @@ class Fsim:
         elif op == Opcode.ALU:
             self._alu(insn, stats)
 
-    def _buffer(self, mem: MemType) -> np.ndarray:
-        return {MemType.UOP: self.uop, MemType.WGT: self.wgt, MemType.INP: self.inp,
-                MemType.ACC: self.acc, MemType.ACC_8BIT: self.acc}[mem]
-
     def _load(self, insn: Insn, dram: np.ndarray, stats: FsimStats) -> None:
         if insn.x_size == 0 or insn.y_size == 0:
             return
-        mem = MemType(insn.memory_type)
-        buf = self._buffer(mem)
-        eb = mem_elem_bytes(self.cfg, mem)
+        name, buf, eb, dtype = self._loads[insn.memory_type]
         data = _dram_rows(dram, insn.dram_base * eb, insn.y_size, insn.x_size * eb,
-                          insn.x_stride * eb)
+                          insn.x_stride * eb).view(dtype)
+        if data.dtype != buf.dtype:
+            data = data.astype(buf.dtype)  # ACC_8BIT: sign-extended into acc
         tile = buf.shape[1:]
-        if mem == MemType.ACC_8BIT:
-            data = data.view(np.int8).astype(np.int32)
-        elif mem == MemType.UOP:
-            data = data.view("<u4")
-        elif mem == MemType.ACC:
-            data = data.view("<i4")
-        else:
-            data = data.view(np.int8)
         data = data.reshape(insn.y_size, insn.x_size, *tile)
         row = insn.x_pad_0 + insn.x_size + insn.x_pad_1
         height = insn.y_pad_0 + insn.y_size + insn.y_pad_1
@@ -181,7 +178,7 @@ class Fsim:
         if insn.x_pad_0 or insn.x_pad_1 or insn.y_pad_0 or insn.y_pad_1:
             dst[...] = 0
         dst[insn.y_pad_0:insn.y_pad_0 + insn.y_size, insn.x_pad_0:insn.x_pad_0 + insn.x_size] = data
-        stats.bytes_loaded[mem.name] += insn.y_size * insn.x_size * eb
+        stats.bytes_loaded[name] += insn.y_size * insn.x_size * eb
 
     def _store(self, insn: Insn, dram: np.ndarray, stats: FsimStats) -> None:
         if insn.x_size == 0 or insn.y_size == 0:
