@@ -388,7 +388,7 @@ def bench_random(args: argparse.Namespace) -> dict[str, Any]:
         "worker_fsim_ms": round(1e3 * worker["fsim"] / n, 3),
         "worker_ms": {k: round(1e3 * v / n, 3) for k, v in worker.items()},
         "per_worker_per_minute": round(per_worker),
-        "main_s": {k: round(v, 3) for k, v in clock.items()},
+        "main_s": {k: round(v, 6) for k, v in clock.items()},
         "main_ms": round(1e3 * (clock["unpack"] + clock["compare"]) / n, 4)}
     host = (f"workers: {report['worker_generate_ms']:.2f} ms generating + "
             f"{report['worker_fsim_ms']:.2f} ms on fsim per program = {per_worker:,.0f} per "
