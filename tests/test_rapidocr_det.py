@@ -48,14 +48,14 @@ def detector():
 
 
 #: Relax operators the detector leaves on the CPU (with the quantize / dequantize around them).
-CPU_OPS = {"relax.quantize", "relax.dequantize", "relax.image.resize2d",
-           "relax.nn.conv2d_transpose", "relax.sigmoid"}
+CPU_OPS = {"relax.quantize", "relax.dequantize", "relax.nn.conv2d_transpose", "relax.sigmoid"}
 
 
 @pytest.mark.slow
 def test_detector_placement(detector):
-    """The 62 convolutions (with the batch norms, hard-swishes and SE blocks around them) run
-    on VTA; every CPU node is one of :data:`CPU_OPS` and names its reason."""
+    """The 62 convolutions (with the batch norms, hard-swishes and SE blocks around them) and
+    the 6 nearest Resizes of the FPN (2x, 4x, 8x) run on VTA; every CPU node is one of
+    :data:`CPU_OPS` and names its reason: 3 device programs, split by the two ConvTransposes."""
     _, pkg = detector
     nodes = pkg.manifest["nodes"]
     cpu = [n for n in nodes if n["device"] != VTA and n["op"] not in ("input", "copy")]
@@ -63,6 +63,5 @@ def test_detector_placement(detector):
     assert all(n.get("reason") for n in cpu)
     ops = [n["op"].split(" ")[0] for n in nodes if n["device"] == VTA and n["op"] != "copy"]
     assert ops.count("conv2d") >= 62 and "mul" in ops and "avgpool" in ops
-    resizes = [n for n in cpu if n["op"] == "relax.image.resize2d"]
-    assert len(resizes) == 6
-    assert len(pkg.programs) == 6
+    assert ops.count("resize") == 6
+    assert len(pkg.programs) == 3

@@ -2,9 +2,9 @@
 instruction streams through :mod:`vtabench.runtime`. See docs/compiler.md."""
 
 from vtabench.compiler.compile import CompiledOp, compile_op, llvm_reference
-from vtabench.compiler.ops import CompileError, Conv2dSpec, DenseSpec, MaxPoolSpec
+from vtabench.compiler.ops import (CompileError, Conv2dSpec, DenseSpec, MaxPoolSpec,
+                                  UpsampleSpec)
 from vtabench.compiler.tiling import Tiling, choose_tiling
 
 __all__ = ["CompileError", "CompiledOp", "Conv2dSpec", "DenseSpec", "MaxPoolSpec", "Tiling",
-           "choose_tiling",
-           "compile_op", "llvm_reference"]
+           "UpsampleSpec", "choose_tiling", "compile_op", "llvm_reference"]

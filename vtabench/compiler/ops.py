@@ -230,6 +230,59 @@ class MaxPoolSpec:
             raise CompileError(f"{self.name}: zero padding of inputs that may be negative")
 
 
+@dataclass(frozen=True)
+class UpsampleSpec:
+    """Nearest-neighbour upsampling of an int8 activation by integer factors, NCHW sizes in
+    elements (channels a multiple of the block): ``out[y, x] = in[y // scale, x // scale_w]``
+    (ONNX ``Resize``, mode nearest, integer scales). The output, ``(N, C, H * scale, W *
+    scale_w)``, is computed as ``(N, C, H, scale, W, scale_w)``: the same bytes, an affine index
+    of every output pixel. On the ALU: LOAD ACC_8BIT of the input tile, a GEMM reset of the
+    output tile, one ALU ADD that adds input pixel (y, x) to each of its ``scale x scale_w``
+    output pixels (the micro-op loops step the destination by ``scale``, the source by 1), a
+    STORE of the output tile: a copy, exact."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    scale: int
+    scale_w: int = 0
+    name: str = "upsample"
+    epilogue: tuple = field(default=())
+
+    @property
+    def s_w(self) -> int:
+        return self.scale_w or self.scale
+
+    @property
+    def out_h(self) -> int:
+        return self.h * self.scale
+
+    @property
+    def out_w(self) -> int:
+        return self.w * self.s_w
+
+    @property
+    def macs(self) -> int:
+        return 0
+
+    def check(self, cfg: Config) -> None:
+        for what, v, b in (("batch", self.n, cfg.batch), ("channels", self.c, cfg.block_in)):
+            if v % b:
+                raise CompileError(f"{self.name}: {what} {v} is not a multiple of {b} "
+                                   f"({cfg.name})")
+        if cfg.block_in != cfg.block_out:
+            raise CompileError(f"{self.name}: upsampling needs square blocks")
+        if self.scale < 1 or self.s_w < 1 or self.h < 1 or self.w < 1:
+            raise CompileError(f"{self.name}: empty input or a scale below 1")
+        if self.epilogue:
+            raise CompileError(f"{self.name}: upsampling takes no epilogue")
+        plane = self.out_h * self.out_w
+        if self.c > cfg.block_in and plane > STRIDE_MAX:
+            raise CompileError(f"{self.name}: output channel blocks {plane} vectors apart, "
+                               f"beyond the STORE x_stride field ({STRIDE_BITS} bits)")
+
+
 @dataclass
 class OpTE:
     """The TE definition of an operator: inputs in call order (data, weight, then the epilogue's
@@ -444,11 +497,27 @@ def maxpool_te(spec: MaxPoolSpec, cfg: Config) -> OpTE:
     return OpTE([data], out, "pool", "pad" if P else None, stages, [])
 
 
-def op_te(spec: Conv2dSpec | DenseSpec | MaxPoolSpec, cfg: Config) -> OpTE:
+def upsample_te(spec: UpsampleSpec, cfg: Config) -> OpTE:
+    spec.check(cfg)
+    B, BI = cfg.batch, cfg.block_in
+    N, C = spec.n // B, spec.c // BI
+    data = te.placeholder((N, C, spec.h, spec.w, B, BI), "int8", name="data")
+    # a reduction of one term: its init is the GEMM reset, its update the ALU ADD
+    r = te.reduce_axis((0, 1), "r")
+    out_shape = (N, C, spec.h, spec.scale, spec.w, spec.s_w, B, BI)
+    acc = te.compute(out_shape, lambda n, c, h, a, w, b, bb, i: te.sum(
+        data[n, c, h + r, w, bb, i].astype("int32"), axis=[r]), name="upsample")
+    out = te.compute(out_shape, lambda *i: acc(*i).astype("int8"), name="out")
+    return OpTE([data], out, "upsample", None, [], [])
+
+
+def op_te(spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec, cfg: Config) -> OpTE:
     if isinstance(spec, Conv2dSpec):
         return conv2d_te(spec, cfg)
     if isinstance(spec, DenseSpec):
         return dense_te(spec, cfg)
     if isinstance(spec, MaxPoolSpec):
         return maxpool_te(spec, cfg)
+    if isinstance(spec, UpsampleSpec):
+        return upsample_te(spec, cfg)
     raise CompileError(f"unknown operator spec {spec!r}")

@@ -40,6 +40,7 @@ from vtabench.compiler.ops import (
     DenseSpec,
     MaxPoolSpec,
     OpTE,
+    UpsampleSpec,
 )
 
 if TYPE_CHECKING:
@@ -227,12 +228,37 @@ def choose_pool_tiling(spec: MaxPoolSpec, cfg: Config, double_buffer: bool = Tru
     return best[1]
 
 
-def choose_tiling(spec: Conv2dSpec | DenseSpec | MaxPoolSpec, cfg: Config,
+def choose_upsample_tiling(spec: UpsampleSpec, cfg: Config,
+                           double_buffer: bool = True) -> Tiling:
+    """Channel blocks and input rows / columns per tile; the input tile and its upsampled
+    output tile both live in the accumulator buffer."""
+    spec.check(cfg)
+    slots = 2 if double_buffer else 1
+    C, f = spec.c // cfg.block_in, spec.scale * spec.s_w
+    best = None
+    for tc, th, tw in itertools.product(_divisors(C), _divisors(spec.h), _divisors(spec.w)):
+        fp = Footprint(inp=0, wgt=0, acc=tc * th * tw * (1 + f),
+                       uops=uop_count([tc, th, spec.scale, tw, spec.s_w]))
+        if _fits(cfg, fp, slots) is not None:
+            continue
+        tiles = (C // tc) * (spec.h // th) * (spec.w // tw)
+        cost = tiles * (100 + 20 * tc * th * (1 + spec.scale)) + tc * th * tw * f
+        if best is None or cost < best[0]:
+            best = (cost, Tiling(oc=tc, ic=1, h=th, w=tw))
+    if best is None:
+        raise CompileError(f"{spec.name}: no tiling fits {cfg.name}: a one-pixel tile's "
+                           f"{spec.scale}x{spec.s_w} output overflows the accumulator buffer")
+    return best[1]
+
+
+def choose_tiling(spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec, cfg: Config,
                   double_buffer: bool = True) -> Tiling:
     if isinstance(spec, Conv2dSpec):
         return choose_conv_tiling(spec, cfg, double_buffer)
     if isinstance(spec, MaxPoolSpec):
         return choose_pool_tiling(spec, cfg, double_buffer)
+    if isinstance(spec, UpsampleSpec):
+        return choose_upsample_tiling(spec, cfg, double_buffer)
     return choose_dense_tiling(spec, cfg, double_buffer)
 
 
@@ -381,10 +407,43 @@ def schedule_pool(op: OpTE, cfg: Config, t: Tiling,
     return sch
 
 
-def schedule_op(op: OpTE, spec: Conv2dSpec | DenseSpec | MaxPoolSpec, cfg: Config, t: Tiling,
+def schedule_upsample(op: OpTE, cfg: Config, t: Tiling,
+                      double_buffer: bool = True) -> s_tir.Schedule:
+    """Tiles of (channel blocks, input rows, input columns); the input tile is copied into the
+    accumulator scope at the tile loop (LOAD ACC_8BIT), the one-term reduction's init is the
+    GEMM reset of the output tile, its update one ALU ADD over (rows, row copies, columns,
+    column copies) whose source index does not depend on the copies."""
+    func = te.create_prim_func(op.func_args)
+    sch = s_tir.Schedule(func)
+    ub = sch.get_sblock(op.main)
+    sch.set_scope(ub, 0, ACC)
+    n, c, h, a, w, b, bb, i, r = sch.get_loops(ub)
+    co, ci = sch.split(c, [None, t.oc])
+    ho, hi = sch.split(h, [None, t.h])
+    wo, wi = sch.split(w, [None, t.w])
+    sch.reorder(n, co, ho, wo, r, ci, hi, a, wi, b, bb, i)
+    sch.annotate(wo, "vta.virtual_threads", 2 if double_buffer else 1)
+    out = sch.get_sblock("out")
+    sch.reverse_compute_at(out, wo)
+    sch.annotate(out, "vta.dma", 1)
+    src = sch.cache_read(ub, 0, ACC)
+    sch.compute_at(src, wo)
+    sch.annotate(src, "vta.dma", 1)
+    _, reset = intrin_names(cfg.batch, cfg.block_in, cfg.block_out)
+    init = sch.decompose_reduction(ub, r)
+    iloops = sch.get_loops(init)
+    sch.tensorize(iloops[-1] if cfg.batch == 1 else iloops[-2], reset)
+    sch.annotate(ub, "vta.alu", 1)
+    return sch
+
+
+def schedule_op(op: OpTE, spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec, cfg: Config,
+                t: Tiling,
                 double_buffer: bool = True) -> s_tir.Schedule:
     if isinstance(spec, Conv2dSpec):
         return schedule_conv(op, cfg, t, double_buffer)
     if isinstance(spec, MaxPoolSpec):
         return schedule_pool(op, cfg, t, double_buffer)
+    if isinstance(spec, UpsampleSpec):
+        return schedule_upsample(op, cfg, t, double_buffer)
     return schedule_dense(op, cfg, t, double_buffer)

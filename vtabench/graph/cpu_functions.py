@@ -83,6 +83,9 @@ def _emit_node(bb: relax.BlockBuilder, n: Node, val: dict[str, Any]) -> Any:
                                           _int32(n.q.hi - off)), "int8"))
     if n.integer and n.op == "reshape":
         return bb.emit(R.reshape(args[0], n.attrs["shape"]))
+    if n.integer and n.op == "resize":  # nearest, integer factors: each pixel repeated
+        sh, sw = n.attrs["scales"]
+        return bb.emit(R.repeat(R.repeat(args[0], sh, axis=2), sw, axis=3))
     if n.integer and n.op == "maxpool":
         a = n.attrs["attrs"]
         return bb.emit(R.nn.max_pool2d(

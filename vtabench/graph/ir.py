@@ -102,6 +102,7 @@ class QParams:
 class Node:
     name: str
     op: str  # input | conv2d | dense | avgpool | leaky | mul | add | act | reshape | maxpool |
+    # resize |
     # copy | to_stored | from_stored | a Relax op name
     inputs: list[str]
     shape: tuple[int, ...]
@@ -136,7 +137,7 @@ class Node:
     @property
     def vta_op(self) -> bool:
         """An operator VTA may run (it gets a ``spec`` when the compiler takes it)."""
-        return self.is_candidate or self.op == "maxpool"
+        return self.is_candidate or self.op in ("maxpool", "resize")
 
     @property
     def integer(self) -> bool:

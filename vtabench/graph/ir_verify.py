@@ -26,7 +26,8 @@ from vtabench.graph.passes import NEUTRAL_OPS
 
 #: Node ops that only a QDQ composite makes (vtabench.graph.relax_to_graph).
 COMPOSITE_OPS = frozenset({"conv2d", "dense", "avgpool", "avgpool2d", "leaky", "mul", "hardswish",
-                           "add", "eltwise_add", "act", "reshape", "maxpool"})
+                           "add", "eltwise_add", "act", "reshape", "maxpool",
+                           "resize"})
 
 
 class IRError(Exception):

@@ -188,7 +188,8 @@ def insert_conversions(g: Graph) -> None:
 def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> None:
     """Annotate VTA candidates the operator compiler can take (sets ``spec``), with the reason
     for every one it cannot. Channels are padded to whole blocks (the padded weights are 0)."""
-    from vtabench.compiler import CompileError, Conv2dSpec, DenseSpec, choose_tiling
+    from vtabench.compiler import (CompileError, Conv2dSpec, DenseSpec, UpsampleSpec,
+                                   choose_tiling)
 
     force_cpu = force_cpu or set()
     for name in g.order:
@@ -209,6 +210,11 @@ def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> Non
                 raise CompileError(f"{n.name}: batch {n.shape[0]} (VTA runs batch 1)")
             if n.op == "maxpool":
                 spec = _maxpool_spec(g, n, cfg)
+            elif n.op == "resize":  # a copy of each pixel to its block (UpsampleSpec)
+                _, c, h, w = x.shape
+                sh, sw = n.attrs["scales"]
+                spec = UpsampleSpec(1, phys_channels(c, cfg), h, w, sh, sw if sw != sh else 0,
+                                    name=n.name)
             elif n.op in ("leaky", "mul", "hardswish", "eltwise_add"):  # identity kernels
                 _, c, h, w = x.shape
                 cp = phys_channels(c, cfg)

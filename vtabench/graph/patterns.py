@@ -79,6 +79,7 @@ def _patterns() -> list[tuple[str, Any]]:
     pats.append(("vta.reshape", _q(is_op("relax.reshape")(_dq(wildcard()), wildcard()))))
     pats.append(("vta.avgpool2d", _q(is_op("relax.nn.avg_pool2d")(_dq(wildcard())))))
     pats.append(("vta.maxpool", _q(is_op("relax.nn.max_pool2d")(_dq(wildcard())))))
+    pats.append(("vta.resize", _q(is_op("relax.image.resize2d")(_dq(wildcard()), wildcard()))))
     return pats
 
 

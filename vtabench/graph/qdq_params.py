@@ -185,6 +185,31 @@ def _bias(call: Any | None, x: TensorQ, ws: np.ndarray, what: str) -> np.ndarray
     return b.astype(np.int32)
 
 
+def resize_scales(attrs: Any, in_shape: list[int], out_shape: list[int]) -> tuple[int, int]:
+    """The integer (row, column) factors of a nearest-neighbour resize that copies input pixel
+    (i, j) to the output block ``[i s, (i + 1) s) x [j s_w, (j + 1) s_w)``, or
+    :class:`Unsupported` with the reason. ``asymmetric`` coordinates take source ``o / s``: its
+    floor is ``i``; ``half_pixel`` ones take ``(o + 1/2) / s - 1/2``, strictly between
+    ``i - 1/2`` and ``i + 1/2``: any rounding gives ``i``."""
+    method, coords = str(attrs.method), str(attrs.coordinate_transformation_mode)
+    rounding = str(attrs.rounding_method)
+    if method != "nearest_neighbor" or str(attrs.layout) != "NCHW":
+        raise Unsupported(f"resize method {method} ({attrs.layout}): only nearest (NCHW) is a "
+                          f"copy")
+    if not (coords == "half_pixel" or (coords == "asymmetric" and rounding == "floor")):
+        raise Unsupported(f"nearest resize with {coords} coordinates and {rounding} rounding "
+                          f"(a copy of whole blocks: asymmetric with floor, or half_pixel)")
+    if len(in_shape) != 4 or in_shape[:2] != out_shape[:2]:
+        raise Unsupported(f"resize of {in_shape} to {out_shape}: only the two spatial axes")
+    factors = []
+    for a, b in zip(in_shape[2:], out_shape[2:], strict=True):
+        if b % a:
+            raise Unsupported(f"resize of {in_shape} to {out_shape}: a scale that is not an "
+                              f"integer")
+        factors.append(b // a)
+    return factors[0], factors[1]
+
+
 def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int], dict]:
     """Integer parameters of a composite, which of its parameters are the node's inputs (in
     order), and the attributes an integer CPU op needs (reshape: shape; maxpool: pool attrs).
@@ -305,4 +330,9 @@ def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int
         mp = rx.find_calls(bs, "relax.nn.max_pool2d")[0]
         return (QParams(kind="maxpool", x=x, y=y, key="maxpool", integer_exact=same),
                 [index(xin)], {"attrs": mp.attrs})
+    if kind == "resize":
+        rz = rx.find_calls(bs, "relax.image.resize2d")[0]
+        scales = resize_scales(rz.attrs, rx.shape(xin), rx.shape(rz))
+        return (QParams(kind="resize", x=x, y=y, key=f"resize_{scales[0]}x{scales[1]}",
+                        integer_exact=same), [index(xin)], {"scales": scales})
     raise Unsupported(f"unknown composite {kind}")
