@@ -33,6 +33,7 @@ def _check_split(report: dict[str, Any], stdout: str) -> None:
     assert set(w) == {"generate", "fsim", "validate", "pack"}
     assert w["generate"] > 0 and w["pack"] > 0
     assert 0 < w["validate"] < w["fsim"]  # validation is part of fsim's run
+    assert 0 < report["worker_cpu_ms"] and 0 < report["main_cpu_s"]
     assert sum(main.values()) - main["kernel"] <= report["seconds"]
     assert "where the time went (8 programs" in stdout
 
