@@ -47,21 +47,24 @@ def detector():
     return q, compile_model(q, CFG)
 
 
-#: Relax operators the detector leaves on the CPU (with the quantize / dequantize around them).
-CPU_OPS = {"relax.quantize", "relax.dequantize", "relax.nn.conv2d_transpose", "relax.sigmoid"}
+#: Relax operators the detector leaves on the CPU: the input's quantize, the Sigmoid (no exact
+#: integer form) with the dequantize before it and the quantize after it, the output's
+#: dequantize.
+CPU_OPS = {"relax.quantize", "relax.dequantize", "relax.sigmoid"}
 
 
 @pytest.mark.slow
 def test_detector_placement(detector):
-    """The 62 convolutions (with the batch norms, hard-swishes and SE blocks around them) and
-    the 6 nearest Resizes of the FPN (2x, 4x, 8x) run on VTA; every CPU node is one of
-    :data:`CPU_OPS` and names its reason: 3 device programs, split by the two ConvTransposes."""
+    """The 62 convolutions (with the batch norms, hard-swishes and SE blocks around them), the
+    6 nearest Resizes of the FPN (2x, 4x, 8x) and the head's 2 ConvTransposes run on VTA in one
+    device program; every CPU node is one of :data:`CPU_OPS` and names its reason."""
     _, pkg = detector
     nodes = pkg.manifest["nodes"]
     cpu = [n for n in nodes if n["device"] != VTA and n["op"] not in ("input", "copy")]
     assert {n["op"] for n in cpu} <= CPU_OPS, sorted({n["op"] for n in cpu})
     assert all(n.get("reason") for n in cpu)
-    ops = [n["op"].split(" ")[0] for n in nodes if n["device"] == VTA and n["op"] != "copy"]
-    assert ops.count("conv2d") >= 62 and "mul" in ops and "avgpool" in ops
-    assert ops.count("resize") == 6
-    assert len(pkg.programs) == 3
+    ops = [n["op"] for n in nodes if n["device"] == VTA and n["op"] != "copy"]
+    assert sum(op.split(" ")[0] == "conv2d" for op in ops) >= 64
+    assert ops.count("conv2d (transpose)") == 2 and ops.count("resize") == 6
+    assert {"mul", "avgpool"} <= {op.split(" ")[0] for op in ops}
+    assert len(pkg.programs) == 1

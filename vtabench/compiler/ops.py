@@ -231,6 +231,55 @@ class MaxPoolSpec:
 
 
 @dataclass(frozen=True)
+class ConvTransposeSpec:
+    """A transposed convolution whose kernel equals its stride (``s x s``, no padding: the
+    upsampling head of a DBNet), NCHW sizes in elements (channels multiples of the block):
+    ``out[o, y s + a, x s + b] = sum_c in[c, y, x] w[o, c, a, b]``. The kernel taps do not
+    overlap, so each output pixel is one tap's dot product: the output, ``(N, O, H * s,
+    W * s)``, is computed as ``(N, O, H, s, W, s)`` (the same bytes), one GEMM per input pixel
+    and tap whose micro-op loops step the accumulator by ``s`` and the input by 1; weights
+    packed like a conv's (``(O/BO, C/BI, s, s, BO, BI)``, ``w[o, c, a, b]``: ONNX's
+    ``W[c, o, a, b]``). Any epilogue, its full-shape operands of the output's shape."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    o: int
+    stride: int
+    epilogue: tuple = field(default=())
+    name: str = "conv_transpose"
+
+    @property
+    def out_h(self) -> int:
+        return self.h * self.stride
+
+    @property
+    def out_w(self) -> int:
+        return self.w * self.stride
+
+    @property
+    def macs(self) -> int:
+        return self.n * self.o * self.c * self.h * self.w * self.stride * self.stride
+
+    def check(self, cfg: Config) -> None:
+        for what, v, b in (("batch", self.n, cfg.batch), ("input channels", self.c, cfg.block_in),
+                           ("output channels", self.o, cfg.block_out)):
+            if v % b:
+                raise CompileError(f"{self.name}: {what} {v} is not a multiple of {b} "
+                                   f"({cfg.name})")
+        if self.stride < 1 or self.h < 1 or self.w < 1:
+            raise CompileError(f"{self.name}: empty input or a stride below 1")
+        for what, blocks, plane in (("input", self.c // cfg.block_in, self.h * self.w),
+                                    ("output", self.o // cfg.block_out,
+                                     self.out_h * self.out_w)):
+            if blocks > 1 and plane > STRIDE_MAX:
+                raise CompileError(f"{self.name}: {what} channel blocks {plane} vectors apart, "
+                                   f"beyond the LOAD/STORE x_stride field ({STRIDE_BITS} bits)")
+        _check_epilogue(self.epilogue)
+
+
+@dataclass(frozen=True)
 class UpsampleSpec:
     """Nearest-neighbour upsampling of an int8 activation by integer factors, NCHW sizes in
     elements (channels a multiple of the block): ``out[y, x] = in[y // scale, x // scale_w]``
@@ -497,6 +546,24 @@ def maxpool_te(spec: MaxPoolSpec, cfg: Config) -> OpTE:
     return OpTE([data], out, "pool", "pad" if P else None, stages, [])
 
 
+def conv_transpose_te(spec: ConvTransposeSpec, cfg: Config) -> OpTE:
+    spec.check(cfg)
+    B, BI, BO = cfg.batch, cfg.block_in, cfg.block_out
+    N, C, O, S = spec.n // B, spec.c // BI, spec.o // BO, spec.stride
+    data = te.placeholder((N, C, spec.h, spec.w, B, BI), "int8", name="data")
+    wgt = te.placeholder((O, C, S, S, BO, BI), "int8", name="weight")
+    ic = te.reduce_axis((0, C), "ic")
+    ii = te.reduce_axis((0, BI), "ii")
+    out_shape = (N, O, spec.h, S, spec.w, S, B, BO)
+    acc = te.compute(out_shape, lambda n, o, h, a, w, bw, b, j: te.sum(
+        data[n, ic, h, w, b, ii].astype("int32") * wgt[o, ic, a, bw, j, ii].astype("int32"),
+        axis=[ic, ii]), name="conv_transpose")
+    x, extra, stages, acc_inputs = _epilogue(acc, spec.epilogue, (1, O, 1, 1, 1, 1, B, BO),
+                                             out_shape, 1)
+    out = te.compute(out_shape, lambda *i: x(*i).astype("int8"), name="out")
+    return OpTE([data, wgt, *extra], out, "conv_transpose", None, stages, acc_inputs)
+
+
 def upsample_te(spec: UpsampleSpec, cfg: Config) -> OpTE:
     spec.check(cfg)
     B, BI = cfg.batch, cfg.block_in
@@ -511,7 +578,8 @@ def upsample_te(spec: UpsampleSpec, cfg: Config) -> OpTE:
     return OpTE([data], out, "upsample", None, [], [])
 
 
-def op_te(spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec, cfg: Config) -> OpTE:
+def op_te(spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec | ConvTransposeSpec,
+          cfg: Config) -> OpTE:
     if isinstance(spec, Conv2dSpec):
         return conv2d_te(spec, cfg)
     if isinstance(spec, DenseSpec):
@@ -520,4 +588,6 @@ def op_te(spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec, cfg: Config
         return maxpool_te(spec, cfg)
     if isinstance(spec, UpsampleSpec):
         return upsample_te(spec, cfg)
+    if isinstance(spec, ConvTransposeSpec):
+        return conv_transpose_te(spec, cfg)
     raise CompileError(f"unknown operator spec {spec!r}")

@@ -37,6 +37,7 @@ from vtabench.compiler.ops import (
     FULL_OPERANDS,
     CompileError,
     Conv2dSpec,
+    ConvTransposeSpec,
     DenseSpec,
     MaxPoolSpec,
     OpTE,
@@ -251,14 +252,45 @@ def choose_upsample_tiling(spec: UpsampleSpec, cfg: Config,
     return best[1]
 
 
-def choose_tiling(spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec, cfg: Config,
-                  double_buffer: bool = True) -> Tiling:
+def choose_conv_transpose_tiling(spec: ConvTransposeSpec, cfg: Config,
+                                 double_buffer: bool = True) -> Tiling:
+    """Output-channel blocks, input-channel blocks per reduction chunk and input rows /
+    columns per tile (each input pixel makes ``s x s`` output pixels)."""
+    spec.check(cfg)
+    slots = 2 if double_buffer else 1
+    O, C, S = spec.o // cfg.block_out, spec.c // cfg.block_in, spec.stride
+    full, bias = _extra_acc(spec.epilogue)
+    best = None
+    for to, tc, th, tw in itertools.product(_divisors(O), _divisors(C), _divisors(spec.h),
+                                            _divisors(spec.w)):
+        fp = Footprint(inp=tc * th * tw, wgt=to * tc * S * S,
+                       acc=to * th * tw * S * S * (1 + full) + to * bias,
+                       uops=uop_count([to, th, S, tw, S, tc]))
+        if _fits(cfg, fp, slots) is not None:
+            continue
+        tiles = (O // to) * (spec.h // th) * (spec.w // tw)
+        chunks = tiles * (C // tc)
+        transfer = (chunks * (fp.inp * cfg.inp_elem_bytes + fp.wgt * cfg.wgt_elem_bytes)
+                    + tiles * to * th * tw * S * S * cfg.out_elem_bytes) / 8
+        cost = transfer + 20 * (4 * chunks + tiles * (4 + 2 * len(spec.epilogue)))
+        if best is None or cost < best[0]:
+            best = (cost, Tiling(oc=to, ic=tc, h=th, w=tw))
+    if best is None:
+        raise CompileError(f"{spec.name}: no tiling fits {cfg.name}: even the smallest tile "
+                           f"overflows the buffers")
+    return best[1]
+
+
+def choose_tiling(spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec | ConvTransposeSpec,
+                  cfg: Config, double_buffer: bool = True) -> Tiling:
     if isinstance(spec, Conv2dSpec):
         return choose_conv_tiling(spec, cfg, double_buffer)
     if isinstance(spec, MaxPoolSpec):
         return choose_pool_tiling(spec, cfg, double_buffer)
     if isinstance(spec, UpsampleSpec):
         return choose_upsample_tiling(spec, cfg, double_buffer)
+    if isinstance(spec, ConvTransposeSpec):
+        return choose_conv_transpose_tiling(spec, cfg, double_buffer)
     return choose_dense_tiling(spec, cfg, double_buffer)
 
 
@@ -437,8 +469,36 @@ def schedule_upsample(op: OpTE, cfg: Config, t: Tiling,
     return sch
 
 
-def schedule_op(op: OpTE, spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec, cfg: Config,
-                t: Tiling,
+def schedule_conv_transpose(op: OpTE, cfg: Config, t: Tiling,
+                            double_buffer: bool = True) -> s_tir.Schedule:
+    """A conv's schedule over the input pixels and the taps: tiles of (output-channel blocks,
+    input rows, input columns), reduction chunks of input-channel blocks; the GEMM nest runs
+    over (output blocks, rows, tap rows, columns, tap columns, input blocks)."""
+    func = te.create_prim_func(op.func_args)
+    sch = s_tir.Schedule(func)
+    cb = sch.get_sblock(op.main)
+    sch.set_scope(cb, 0, ACC)
+    n, o, h, a, w, bw, b, j, ic, ii = sch.get_loops(cb)
+    oo, oi = sch.split(o, [None, t.oc])
+    ho, hi = sch.split(h, [None, t.h])
+    wo, wi = sch.split(w, [None, t.w])
+    ico, ici = sch.split(ic, [None, t.ic])
+    sch.reorder(n, oo, ho, wo, ico, oi, hi, a, wi, bw, ici, b, j, ii)
+    sch.annotate(wo, "vta.virtual_threads", 2 if double_buffer else 1)
+    _epilogue_schedule(sch, op, wo)
+    pb = sch.cache_read(cb, 0, INP)
+    sch.compute_at(pb, ico)
+    sch.annotate(pb, "vta.dma", 1)
+    wb = sch.cache_read(cb, 1, WGT)
+    sch.compute_at(wb, ico)
+    sch.annotate(wb, "vta.dma", 1)
+    _tensorize(sch, cfg, cb, ico, b, j)
+    return sch
+
+
+def schedule_op(op: OpTE,
+                spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec | ConvTransposeSpec,
+                cfg: Config, t: Tiling,
                 double_buffer: bool = True) -> s_tir.Schedule:
     if isinstance(spec, Conv2dSpec):
         return schedule_conv(op, cfg, t, double_buffer)
@@ -446,4 +506,6 @@ def schedule_op(op: OpTE, spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleS
         return schedule_pool(op, cfg, t, double_buffer)
     if isinstance(spec, UpsampleSpec):
         return schedule_upsample(op, cfg, t, double_buffer)
+    if isinstance(spec, ConvTransposeSpec):
+        return schedule_conv_transpose(op, cfg, t, double_buffer)
     return schedule_dense(op, cfg, t, double_buffer)

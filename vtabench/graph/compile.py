@@ -289,6 +289,9 @@ def model_macs(n: Node) -> int:
     tap; a Concat's placement conv one per value it moves)."""
     if n.op == "conv2d" and n.q is not None and n.q.label == "concat":
         return int(n.q.weight.shape[1] * np.prod(n.shape[2:]))
+    if n.op == "conv2d" and n.q is not None and n.q.transposed:  # one tap per output pixel
+        o, ci = n.q.weight.shape[:2]
+        return int(o * ci * np.prod(n.shape[2:]))
     if n.op == "conv2d" and n.q is not None and n.q.weight is not None:
         o, ci, kh, kw = n.q.weight.shape
         return int(o * ci * kh * kw * np.prod(n.shape[2:])) // n.q.expanded_groups

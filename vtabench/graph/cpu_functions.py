@@ -129,7 +129,11 @@ def _integer_op(bb: relax.BlockBuilder, n: Node, args: list[Any]) -> Any:
     q = n.q
     R = relax.op
     x = args[0]
-    if n.op == "conv2d":
+    if n.op == "conv2d" and q.transposed:  # ONNX's (C, O, s, s) weight again
+        acc = bb.emit(R.nn.conv2d_transpose(
+            x, relax.const(np.ascontiguousarray(q.weight.transpose(1, 0, 2, 3))),
+            strides=(q.stride, q.stride), out_dtype="int32"))
+    elif n.op == "conv2d":
         acc = bb.emit(R.nn.conv2d(x, relax.const(q.weight),
                                   strides=(q.stride, q.stride_w or q.stride), padding=q.pad,
                                   groups=q.groups, out_dtype="int32"))

@@ -66,7 +66,7 @@ def fold_kernel_taps(g: Graph, cfg: Config) -> None:
     for name in g.order:
         n = g.nodes[name]
         if n.op != "conv2d" or n.device != VTA or n.spec is None or n.q.groups != 1 \
-                or n.q.pool_lcm:  # a pool's count map is per pixel of the padded window
+                or n.q.pool_lcm or n.q.transposed:  # a pool's count map is per pixel of the padded window
             continue
         src = g.nodes[n.inputs[0]]
         o, c, k, kw = n.q.weight.shape

@@ -112,11 +112,22 @@ def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
     if q.kind == "avgpool":
         o = bias.size
         pos, neg = np.full(o, in_hw[0] * in_hw[1], np.int64), np.zeros(o, np.int64)
+    elif q.transposed:  # each output pixel sums one tap over the input channels
+        o = q.weight.shape[0]
+        taps = q.weight.astype(np.int64).sum(axis=1)  # (O, s, s)
+        w = q.weight.astype(np.int64)
+        pos = np.where(w > 0, w, 0).sum(1).reshape(o, -1).max(1)
+        neg = np.where(w < 0, w, 0).sum(1).reshape(o, -1).min(1)
     else:
         o = q.weight.shape[0]
         w = q.weight.reshape(o, -1).astype(np.int64)
         pos, neg = np.where(w > 0, w, 0).sum(1), np.where(w < 0, w, 0).sum(1)
-    if ze and q.kind == "conv2d" and q.pad:
+    if ze and q.transposed:  # the zero-point term differs per tap: per output pixel
+        fold = bias[:, None, None] - ze * np.tile(taps, (1, *in_hw))
+        _check_int32(fold, "zero-point corrected bias")
+        operands[0] = fold.astype(np.int32)
+        ops.append(("bias_map",))
+    elif ze and q.kind == "conv2d" and q.pad:
         fold = bias[:, None, None] - ze * _valid_tap_sums(q.weight, *in_hw, q.stride, q.pad,
                                                           q.stride_w)
         _check_int32(fold, "zero-point corrected bias")

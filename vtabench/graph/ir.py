@@ -79,6 +79,9 @@ class QParams:
     # common multiple of the window counts (weight scale 1 / L; the epilogue multiplies each
     # pixel by L / count: vtabench.graph.integer); 0: not such a pool
     pool_lcm: int = 0
+    # a transposed conv whose kernel equals its stride (``stride``; weight (O, C, s, s), ONNX's
+    # (C, O, s, s) transposed): each output pixel is one tap's dot product
+    transposed: bool = False
     res: TensorQ | None = None  # residual operand (inputs[1])
     add_out: TensorQ | None = None  # a fused Add's output
     res_lo: int = -128

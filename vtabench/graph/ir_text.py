@@ -72,7 +72,7 @@ def _q_text(q: QParams) -> str:
 def spec_text(s: Any) -> str:
     """An operator spec in one phrase: ``16x16 16->32 k3 s2 p1`` (conv), ``512->1000``
     (dense), ``8x8 16 max k2 s2 p0`` (max pool)."""
-    from vtabench.compiler import Conv2dSpec, MaxPoolSpec, UpsampleSpec
+    from vtabench.compiler import Conv2dSpec, ConvTransposeSpec, MaxPoolSpec, UpsampleSpec
 
     if isinstance(s, Conv2dSpec):
         return (f"{s.h}x{s.w} {s.c}->{s.o} k{s.k}{f'x{s.k_w}' if s.kernel_w else ''} "
@@ -80,6 +80,8 @@ def spec_text(s: Any) -> str:
                 f"{' blockwise' if s.blockwise else ''}")
     if isinstance(s, MaxPoolSpec):
         return f"{s.h}x{s.w} {s.c} max k{s.k} s{s.stride} p{s.pad}"
+    if isinstance(s, ConvTransposeSpec):
+        return f"{s.h}x{s.w} {s.c}->{s.o} transposed k{s.stride} s{s.stride}"
     if isinstance(s, UpsampleSpec):
         return f"{s.h}x{s.w} {s.c} upsample x{s.scale}{f'x{s.s_w}' if s.scale_w else ''}"
     return f"{s.k}->{s.m}"

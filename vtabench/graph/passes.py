@@ -188,8 +188,8 @@ def insert_conversions(g: Graph) -> None:
 def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> None:
     """Annotate VTA candidates the operator compiler can take (sets ``spec``), with the reason
     for every one it cannot. Channels are padded to whole blocks (the padded weights are 0)."""
-    from vtabench.compiler import (CompileError, Conv2dSpec, DenseSpec, UpsampleSpec,
-                                   choose_tiling)
+    from vtabench.compiler import (CompileError, Conv2dSpec, ConvTransposeSpec, DenseSpec,
+                                   UpsampleSpec, choose_tiling)
 
     force_cpu = force_cpu or set()
     for name in g.order:
@@ -225,6 +225,11 @@ def check_legal(g: Graph, cfg: Config, force_cpu: set[str] | None = None) -> Non
                 cp = phys_channels(c, cfg)
                 spec = Conv2dSpec(1, cp, h, w, cp, h, 1, 0, epilogue=n.iform.epilogue,
                                   name=n.name, blockwise=True, kernel_w=w if w != h else 0)
+            elif n.op == "conv2d" and n.q.transposed:
+                _, cin, h, w = x.shape
+                spec = ConvTransposeSpec(1, phys_channels(cin, cfg), h, w,
+                                         phys_channels(n.q.weight.shape[0], cfg), n.q.stride,
+                                         epilogue=n.iform.epilogue, name=n.name)
             elif n.op == "conv2d":
                 o, c, k, kw = n.q.weight.shape
                 _, cin, h, w = x.shape

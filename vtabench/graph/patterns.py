@@ -32,8 +32,8 @@ def _act(y: Any, act: str) -> Any:
 ACTS = ("relu", "clip", "")
 
 
-def _conv_pattern(bias: bool, act: str) -> Any:
-    y = is_op("relax.nn.conv2d")(_dq(wildcard()), _dq(is_const()))
+def _conv_pattern(bias: bool, act: str, op: str = "relax.nn.conv2d") -> Any:
+    y = is_op(op)(_dq(wildcard()), _dq(is_const()))
     if bias:
         y = is_op("relax.add")(y, is_op("relax.reshape")(_dq(is_const()), wildcard()))
     return _q(_act(y, act))
@@ -57,6 +57,8 @@ def _patterns() -> list[tuple[str, Any]]:
     for act in ACTS:
         for bias in (True, False):
             pats.append(("vta.conv2d", _conv_pattern(bias, act)))
+            pats.append(("vta.conv2d_transpose",
+                         _conv_pattern(bias, act, "relax.nn.conv2d_transpose")))
     for act in ACTS:
         for bias in (True, False):
             for flatten in (True, False):

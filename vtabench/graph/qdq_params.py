@@ -185,6 +185,20 @@ def _bias(call: Any | None, x: TensorQ, ws: np.ndarray, what: str) -> np.ndarray
     return b.astype(np.int32)
 
 
+def _transposed(qp: QParams, a: Any, w_shape: tuple[int, ...]) -> None:
+    """A transposed conv as the conv node of :attr:`QParams.transposed`, or the reason it has
+    no form on VTA (set as ``qp.unsupported``)."""
+    s = {int(v) for v in a.strides}
+    qp.kind, qp.label, qp.transposed = "conv2d", "transpose", True
+    qp.stride = s.pop() if len(s) == 1 else 0
+    if (qp.stride == 0 or w_shape[2:] != (qp.stride, qp.stride)
+            or any(int(p) for p in a.padding) or any(int(p) for p in a.output_padding)
+            or any(int(d) != 1 for d in a.dilation) or int(a.groups) != 1
+            or str(a.data_layout) != "NCHW" or str(a.kernel_layout) != "IOHW"):
+        qp.unsupported = ("conv2d_transpose outside VTA's form (kernel = stride on both axes, "
+                          "no padding or output padding, no dilation, one group, NCHW/IOHW)")
+
+
 def resize_scales(attrs: Any, in_shape: list[int], out_shape: list[int]) -> tuple[int, int]:
     """The integer (row, column) factors of a nearest-neighbour resize that copies input pixel
     (i, j) to the output block ``[i s, (i + 1) s) x [j s_w, (j + 1) s_w)``, or
@@ -227,8 +241,9 @@ def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int
         return params.index(v)
 
     _, y = _tensor_q(rx.find_calls(bs, "relax.quantize")[-1], f"{kind} output")
-    if kind in ("conv2d", "dense"):
-        main = rx.find_calls(bs, "relax.nn.conv2d" if kind == "conv2d" else "relax.matmul")[0]
+    if kind in ("conv2d", "conv2d_transpose", "dense"):
+        main = rx.find_calls(bs, {"conv2d": "relax.nn.conv2d", "dense": "relax.matmul",
+                                  "conv2d_transpose": "relax.nn.conv2d_transpose"}[kind])[0]
         x_src = producer(main.args[0])
         if x_src.op.name == "relax.reshape":
             x_src = producer(x_src.args[0])
@@ -239,6 +254,9 @@ def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int
             w_src = producer(w_src.args[0])
         if kind == "conv2d":
             w, ws = _weight(w_src, 0, kind)
+        elif kind == "conv2d_transpose":  # (C, O, s, s): the outputs on axis 1
+            w, ws = _weight(w_src, 1, kind)
+            w = np.ascontiguousarray(w.transpose(1, 0, 2, 3))
         else:
             w, ws = _weight(w_src, 0 if transposed else 1, kind)
             if not transposed:
@@ -253,6 +271,8 @@ def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int
         lo, hi = _act_bounds(bs, y)
         qp = QParams(kind=kind, x=x, y=y, weight=w, w_scale=ws, bias=b, lo=lo, hi=hi,
                      key=f"{kind}_{_fingerprint(w, b, ws)}")
+        if kind == "conv2d_transpose":
+            _transposed(qp, main.attrs, w.shape)
         if kind == "conv2d":
             a = main.attrs
             qp.stride = int(a.strides[0])
