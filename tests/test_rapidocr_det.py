@@ -68,3 +68,20 @@ def test_detector_placement(detector):
     assert ops.count("conv2d (transpose)") == 2 and ops.count("resize") == 6
     assert {"mul", "avgpool"} <= {op.split(" ")[0] for op in ops}
     assert len(pkg.programs) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["fsim", "opencl"])
+def test_detector_vs_onnxruntime(detector, target):
+    """On a rendered page: each VTA operator within one step of onnxruntime's int8 model on
+    its inputs (two where an Add is fused into the conv before it), and the text mask (the
+    probability above 0.3) of VTA's output equal to onnxruntime's on at least 99% of the
+    pixels (end to end, the one-step differences of the layers add up in the steep map)."""
+    from test_real_models import _assert_within_one_step, _layerwise
+
+    q, pkg = detector
+    x = rapidocr.text_scenes(1, seed=2)
+    outs, _, theirs, lw = _layerwise(pkg, q, [x], target=target)
+    _assert_within_one_step(pkg, lw)
+    ours, onnxruntime_out = outs[0][0], theirs[0][q.graph.output[0].name]
+    assert float(((ours > 0.3) == (onnxruntime_out > 0.3)).mean()) > 0.99
