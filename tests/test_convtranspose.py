@@ -121,14 +121,22 @@ def _check(model, target: str = "fsim", symmetric: bool = True) -> None:
     assert lw.fraction_exact > 0.99
 
 
-@pytest.mark.parametrize("symmetric", [True, False], ids=["sym", "asym"])
-@pytest.mark.parametrize("case", list(CASES))
+#: Outside the slow runs: the head with a fused Add and zero points (the per-tap bias map) and
+#: the one without a bias, symmetric (the detector's); the rest only with ``-m slow``.
+FAST = {("fused_add", False), ("no_bias", True)}
+
+
+@pytest.mark.parametrize("case, symmetric", [
+    pytest.param(c, s, id=f"{c}-{'sym' if s else 'asym'}",
+                 marks=() if (c, s) in FAST else pytest.mark.slow)
+    for c in CASES for s in (True, False)])
 def test_conv_transpose_vs_onnxruntime(case, symmetric):
     """On VTA in one program, bit-identical to the integer reference, within one step of
     onnxruntime layer by layer (two where the Add is fused)."""
     _check(CASES[case](), symmetric=symmetric)
 
 
+@pytest.mark.slow
 def test_conv_transpose_on_opencl():
     """The head step with a bias on opencl (PoCL), asymmetric: the same checks."""
     _check(_head(True), target="opencl", symmetric=False)

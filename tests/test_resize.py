@@ -124,8 +124,15 @@ def _check(model, resizes: int, target: str = "fsim", symmetric: bool = True):
     return pkg
 
 
-@pytest.mark.parametrize("symmetric", [True, False], ids=["sym", "asym"])
-@pytest.mark.parametrize("case", list(CASES))
+#: Outside the slow runs: the FPN step with zero points (a fused Add, asymmetric) and a 4x
+#: ``half_pixel`` output, symmetric; the rest only with ``-m slow`` (make test's budget).
+FAST = {("fpn_2x", False), ("out_4x_half_pixel", True)}
+
+
+@pytest.mark.parametrize("case, symmetric", [
+    pytest.param(c, s, id=f"{c}-{'sym' if s else 'asym'}",
+                 marks=() if (c, s) in FAST else pytest.mark.slow)
+    for c in CASES for s in (True, False)])
 def test_resize_vs_onnxruntime(case, symmetric):
     """On VTA in one program, bit-identical to the integer reference, the Resize's output
     equal to onnxruntime's (every other operator within one step, two where an Add is
@@ -134,6 +141,7 @@ def test_resize_vs_onnxruntime(case, symmetric):
     _check(make(), resizes, symmetric=symmetric)
 
 
+@pytest.mark.slow
 def test_resize_on_opencl():
     """The FPN step on opencl (PoCL): the same checks."""
     _check(_fpn(), 1, target="opencl", symmetric=False)
