@@ -10,6 +10,7 @@ are inputs the detector reads as text, not noise).
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from vtabench.graph import compile_model
@@ -38,6 +39,23 @@ def test_detector_shape_and_pages():
         prob = sess.run(None, {model.graph.input[0].name: x[None]})[0]
         text = float((prob > 0.3).mean())
         assert 0.005 < text < 0.5, text
+
+
+def test_cli_writes_the_detector_and_pages(tmp_path):
+    """``python -m vtabench.workloads.rapidocr --detector``: the model with its fixed shape,
+    the calibration pages and one file per page; ``--lines`` with it is refused (exit 2)."""
+    import onnx
+
+    out = tmp_path / "det.onnx"
+    assert rapidocr.main(["--detector", "-o", str(out), "--calib", str(tmp_path / "c.npy"),
+                          "--pages", str(tmp_path / "p.npy"), "--count", "2"]) == 0
+    dims = [d.dim_value for d in onnx.load(str(out)).graph.input[0].type.tensor_type.shape.dim]
+    assert tuple(dims) == rapidocr.DETECTOR_SHAPE
+    assert np.load(tmp_path / "c.npy").shape == (16, *rapidocr.DETECTOR_SHAPE[1:])
+    assert np.array_equal(np.load(tmp_path / "p-1.npy")[0], rapidocr.text_scenes(2, seed=2)[1])
+    with pytest.raises(SystemExit) as exc:
+        rapidocr.main(["--detector", "-o", str(out), "--lines", str(tmp_path / "x.npy")])
+    assert exc.value.code == 2
 
 
 @pytest.fixture(scope="module")

@@ -174,7 +174,9 @@ def text_scenes(count: int, seed: int = 0) -> np.ndarray:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m vtabench.workloads.rapidocr -o CLS.onnx [--calib C.npy] [--lines X.npy]``:
-    the float classifier (shape fixed) and rendered lines to calibrate and test it with."""
+    the float classifier (shape fixed) and rendered lines to calibrate and test it with;
+    ``--detector -o DET.onnx [--calib C.npy] [--pages X.npy]``: the text detector and rendered
+    pages."""
     import argparse
 
     import onnx
@@ -187,13 +189,26 @@ def main(argv: list[str] | None = None) -> int:
                     help="--count rendered lines (seed 2), one file per line: X-0.npy, ... "
                          "(1, C, H, W) each, labels in X-labels.npy (0: 0 degrees, 1: 180)")
     ap.add_argument("--count", type=int, default=4, metavar="N")
+    ap.add_argument("--detector", action="store_true",
+                    help=f"the text detector ({DETECTOR}, input {DETECTOR_SHAPE}) instead; "
+                         f"--calib then writes 16 rendered pages (seed 1)")
+    ap.add_argument("--pages", metavar="X.npy",
+                    help="with --detector: --count rendered pages (seed 2), one file per page: "
+                         "X-0.npy, ... (1, C, H, W) each")
     args = ap.parse_args(argv)
+    if args.detector and args.lines or args.pages and not args.detector:
+        ap.error("--lines goes with the classifier, --pages with --detector")
     try:
-        onnx.save(classifier_model(), args.output)
+        onnx.save(detector_model() if args.detector else classifier_model(), args.output)
     except MissingPackage as e:
         ap.exit(2, f"{ap.prog}: error: {e}\n")
     if args.calib:
-        np.save(args.calib, text_lines(16, seed=1)[0])
+        np.save(args.calib, text_scenes(16, seed=1) if args.detector
+                else text_lines(16, seed=1)[0])
+    if args.pages:
+        stem = args.pages.removesuffix(".npy")
+        for k, x in enumerate(text_scenes(args.count, seed=2)):
+            np.save(f"{stem}-{k}.npy", x[None])
     if args.lines:
         xs, labels = text_lines(args.count, seed=2)
         stem = args.lines.removesuffix(".npy")
