@@ -102,8 +102,9 @@ CASES = {"bias": lambda: _head(True), "no_bias": lambda: _head(False),
          "fused_add": lambda: _head(False, residual=True)}
 
 
-def _check(model, target: str = "fsim", symmetric: bool = True) -> None:
-    q = quantize(model, calibration_set(model, 8), symmetric=symmetric)
+def _check(model, target: str = "fsim", symmetric: bool = True,
+           per_channel: bool = False) -> None:
+    q = quantize(model, calibration_set(model, 8), symmetric=symmetric, per_channel=per_channel)
     pkg = compile_model(q, CFG)
     got = vta_op_counts(pkg)
     assert got.get("conv2d (transpose)", 0) == 1, (got, cpu_nodes(pkg))
@@ -140,6 +141,13 @@ def test_conv_transpose_vs_onnxruntime(case, symmetric):
 def test_conv_transpose_on_opencl():
     """The head step with a bias on opencl (PoCL), asymmetric: the same checks."""
     _check(_head(True), target="opencl", symmetric=False)
+
+
+@pytest.mark.slow
+def test_conv_transpose_per_channel():
+    """Per-channel weight scales (onnxruntime's along the ConvTranspose weight's axis 1, its
+    outputs), asymmetric activations: the same checks."""
+    _check(_head(True), symmetric=False, per_channel=True)
 
 
 @pytest.mark.parametrize("kw", [dict(k=3, stride=2), dict(k=2, stride=2, pads=(0, 0, 1, 1))],
