@@ -86,6 +86,22 @@ def _check_epilogue(ep: tuple) -> tuple:
     return tuple(out)
 
 
+def _check_multiples(name: str, cfg: Config, *sizes: tuple[str, int, int]) -> None:
+    """Each ``(what, size, block)``: the size a multiple of the block, else a CompileError."""
+    for what, v, b in sizes:
+        if v % b:
+            raise CompileError(f"{name}: {what} {v} is not a multiple of {b} ({cfg.name})")
+
+
+def _check_channel_strides(name: str, *planes: tuple[str, int, int]) -> None:
+    """Each ``(what, channel blocks, plane)`` of a tensor with more than one channel block: the
+    blocks, ``plane`` vectors apart, within the LOAD/STORE x_stride field."""
+    for what, blocks, plane in planes:
+        if blocks > 1 and plane > STRIDE_MAX:
+            raise CompileError(f"{name}: {what} channel blocks {plane} vectors apart, "
+                               f"beyond the LOAD/STORE x_stride field ({STRIDE_BITS} bits)")
+
+
 @dataclass(frozen=True)
 class Conv2dSpec:
     """conv2d, NCHW sizes in elements (channels are multiples of the block).
@@ -137,11 +153,9 @@ class Conv2dSpec:
         return self.n * self.o * self.out_h * self.out_w * cin * self.k * self.k_w
 
     def check(self, cfg: Config) -> None:
-        for what, v, b in (("batch", self.n, cfg.batch), ("input channels", self.c, cfg.block_in),
-                           ("output channels", self.o, cfg.block_out)):
-            if v % b:
-                raise CompileError(f"{self.name}: {what} {v} is not a multiple of {b} "
-                                   f"({cfg.name})")
+        _check_multiples(self.name, cfg, ("batch", self.n, cfg.batch),
+                         ("input channels", self.c, cfg.block_in),
+                         ("output channels", self.o, cfg.block_out))
         if self.blockwise and (self.c != self.o or cfg.block_in != cfg.block_out):
             raise CompileError(f"{self.name}: a blockwise conv needs as many output as input "
                                f"channels and square blocks")
@@ -150,12 +164,8 @@ class Conv2dSpec:
         if self.pad > PAD_MAX:
             raise CompileError(f"{self.name}: pad {self.pad} above the LOAD pad fields "
                                f"({PAD_BITS} bits, at most {PAD_MAX})")
-        for what, blocks, plane in (("input", self.c // cfg.block_in, self.h * self.w),
-                                    ("output", self.o // cfg.block_out,
-                                     self.out_h * self.out_w)):
-            if blocks > 1 and plane > STRIDE_MAX:
-                raise CompileError(f"{self.name}: {what} channel blocks {plane} vectors apart, "
-                                   f"beyond the LOAD/STORE x_stride field ({STRIDE_BITS} bits)")
+        _check_channel_strides(self.name, ("input", self.c // cfg.block_in, self.h * self.w),
+                               ("output", self.o // cfg.block_out, self.out_h * self.out_w))
         _check_epilogue(self.epilogue)
 
 
@@ -174,11 +184,8 @@ class DenseSpec:
         return self.n * self.k * self.m
 
     def check(self, cfg: Config) -> None:
-        for what, v, b in (("batch", self.n, cfg.batch), ("reduction", self.k, cfg.block_in),
-                           ("outputs", self.m, cfg.block_out)):
-            if v % b:
-                raise CompileError(f"{self.name}: {what} {v} is not a multiple of {b} "
-                                   f"({cfg.name})")
+        _check_multiples(self.name, cfg, ("batch", self.n, cfg.batch),
+                         ("reduction", self.k, cfg.block_in), ("outputs", self.m, cfg.block_out))
         _check_epilogue(self.epilogue)
 
 
@@ -215,10 +222,8 @@ class MaxPoolSpec:
         return 0
 
     def check(self, cfg: Config) -> None:
-        for what, v, b in (("batch", self.n, cfg.batch), ("channels", self.c, cfg.block_in)):
-            if v % b:
-                raise CompileError(f"{self.name}: {what} {v} is not a multiple of {b} "
-                                   f"({cfg.name})")
+        _check_multiples(self.name, cfg, ("batch", self.n, cfg.batch),
+                         ("channels", self.c, cfg.block_in))
         if cfg.block_in != cfg.block_out:
             raise CompileError(f"{self.name}: max pooling needs square blocks")
         if self.out_h < 1 or self.out_w < 1:
@@ -263,19 +268,13 @@ class ConvTransposeSpec:
         return self.n * self.o * self.c * self.h * self.w * self.stride * self.stride
 
     def check(self, cfg: Config) -> None:
-        for what, v, b in (("batch", self.n, cfg.batch), ("input channels", self.c, cfg.block_in),
-                           ("output channels", self.o, cfg.block_out)):
-            if v % b:
-                raise CompileError(f"{self.name}: {what} {v} is not a multiple of {b} "
-                                   f"({cfg.name})")
+        _check_multiples(self.name, cfg, ("batch", self.n, cfg.batch),
+                         ("input channels", self.c, cfg.block_in),
+                         ("output channels", self.o, cfg.block_out))
         if self.stride < 1 or self.h < 1 or self.w < 1:
             raise CompileError(f"{self.name}: empty input or a stride below 1")
-        for what, blocks, plane in (("input", self.c // cfg.block_in, self.h * self.w),
-                                    ("output", self.o // cfg.block_out,
-                                     self.out_h * self.out_w)):
-            if blocks > 1 and plane > STRIDE_MAX:
-                raise CompileError(f"{self.name}: {what} channel blocks {plane} vectors apart, "
-                                   f"beyond the LOAD/STORE x_stride field ({STRIDE_BITS} bits)")
+        _check_channel_strides(self.name, ("input", self.c // cfg.block_in, self.h * self.w),
+                               ("output", self.o // cfg.block_out, self.out_h * self.out_w))
         _check_epilogue(self.epilogue)
 
 
@@ -316,20 +315,16 @@ class UpsampleSpec:
         return 0
 
     def check(self, cfg: Config) -> None:
-        for what, v, b in (("batch", self.n, cfg.batch), ("channels", self.c, cfg.block_in)):
-            if v % b:
-                raise CompileError(f"{self.name}: {what} {v} is not a multiple of {b} "
-                                   f"({cfg.name})")
+        _check_multiples(self.name, cfg, ("batch", self.n, cfg.batch),
+                         ("channels", self.c, cfg.block_in))
         if cfg.block_in != cfg.block_out:
             raise CompileError(f"{self.name}: upsampling needs square blocks")
         if self.scale < 1 or self.s_w < 1 or self.h < 1 or self.w < 1:
             raise CompileError(f"{self.name}: empty input or a scale below 1")
         if self.epilogue:
             raise CompileError(f"{self.name}: upsampling takes no epilogue")
-        plane = self.out_h * self.out_w
-        if self.c > cfg.block_in and plane > STRIDE_MAX:
-            raise CompileError(f"{self.name}: output channel blocks {plane} vectors apart, "
-                               f"beyond the STORE x_stride field ({STRIDE_BITS} bits)")
+        _check_channel_strides(self.name,
+                               ("output", self.c // cfg.block_out, self.out_h * self.out_w))
 
 
 @dataclass
