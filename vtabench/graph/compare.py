@@ -22,6 +22,7 @@ import numpy as np
 from vtabench.graph.execute import Executor
 from vtabench.graph.onnx_affine import quantize_before_maxpool
 from vtabench.graph.onnx_concat import concat_to_convs
+from vtabench.graph.onnx_reduce import reduce_mean_to_pool
 from vtabench.graph.pack import unpack_act
 
 
@@ -106,12 +107,14 @@ def onnxruntime_tensors(model: Any, names: list[str], inputs: dict[str, np.ndarr
     (:func:`~vtabench.graph.onnx_affine.quantize_before_maxpool`: the same outputs, since
     rounding is monotone) and a Concat's placed operands
     (:func:`~vtabench.graph.onnx_concat.concat_to_convs`: the same outputs, its identity convs
-    are exact), so that each node can be compared on its own."""
+    are exact) and a spatial ReduceMean's pool
+    (:func:`~vtabench.graph.onnx_reduce.reduce_mean_to_pool`), so that each node can be
+    compared on its own."""
     import onnx
     import onnxruntime as ort
 
     m = onnx.shape_inference.infer_shapes(model)
-    if quantize_before_maxpool(m) + concat_to_convs(m):
+    if quantize_before_maxpool(m) + concat_to_convs(m) + reduce_mean_to_pool(m):
         m = onnx.shape_inference.infer_shapes(m)
     types = {v.name: v.type.tensor_type.elem_type for v in
              list(m.graph.value_info) + list(m.graph.output)}

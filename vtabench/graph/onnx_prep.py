@@ -20,8 +20,9 @@
     of a ``Reshape``), data movement of constants (``Reshape`` of a bias) and the
     ``QuantizeLinear`` of a constant (what onnxruntime writes for a constant it takes for an
     activation: the stored int8 value);
-  - writes a two-input ``Sum`` as ``Add`` and an ``AveragePool`` over its whole input as
-    ``GlobalAveragePool`` (the forms the patterns match);
+  - writes a two-input ``Sum`` as ``Add``, an ``AveragePool`` over its whole input as
+    ``GlobalAveragePool`` and a ``ReduceMean`` over H and/or W as the average pool it is
+    (:mod:`vtabench.graph.onnx_reduce`): the forms the patterns match;
   - quantizes the input of a ``MaxPool`` that follows a float operator with the pool's output
     parameters (exact: rounding is monotone), and rewrites per-channel affine operators between
     a dequantize and a quantize
@@ -40,6 +41,7 @@ import numpy as np
 
 from vtabench.graph.onnx_affine import affine_to_conv, quantize_before_maxpool
 from vtabench.graph.onnx_concat import concat_to_convs
+from vtabench.graph.onnx_reduce import reduce_mean_to_pool
 
 MS_DOMAIN = "com.microsoft"
 
@@ -101,6 +103,7 @@ def normalize(model: Any, shapes: dict[str, list[int]] | None = None) -> Any:
     _fix_input_shapes(m, shapes or {})
     _Rewriter(m).rewrite()
     _fold_constants(m)
+    reduce_mean_to_pool(m)
     _plain_forms(m)
     quantize_before_maxpool(m)
     affine_to_conv(m)

@@ -261,6 +261,10 @@ def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int
             w, ws = _weight(w_src, 0 if transposed else 1, kind)
             if not transposed:
                 w = np.ascontiguousarray(w.T)
+            rows = int(np.prod(rx.shape(xin))) // w.shape[1]
+            if rows != 1:  # a 3-D MatMul: VTA's dense (and its integer form) take one row
+                raise Unsupported(f"matmul of a {tuple(rx.shape(xin))} activation: {rows} rows "
+                                  f"of {w.shape[1]}, VTA's dense takes one")
         adds = rx.find_calls(bs, "relax.add")
         b_src = None
         if adds:
@@ -289,10 +293,14 @@ def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int
     if kind == "avgpool":
         mean = rx.find_calls(bs, "relax.mean")[0]
         xin, x = _tensor_q(producer(mean.args[0]), "avgpool input")
-        axes = sorted(int(a) for a in mean.attrs.axis)
         shape = rx.shape(xin)
+        axes = sorted(int(a) % len(shape) for a in mean.attrs.axis) if mean.attrs.axis \
+            is not None else list(range(len(shape)))
         if axes != [2, 3] or len(shape) != 4 or not bool(mean.attrs.keepdims):
-            raise Unsupported("mean over axes other than (2, 3) with keepdims")
+            # normalize rewrites every mean over H and/or W of a 4-D tensor into a pool
+            raise Unsupported(f"mean over axes {tuple(axes)} of a {len(shape)}-D tensor: only a "
+                              "mean over H and/or W of an NCHW tensor is an average pool on "
+                              "VTA (over channels or the batch: not lowered)")
         c, h, w = shape[1], shape[2], shape[3]
         qp = QParams(kind="avgpool", x=x, y=y, w_scale=np.full(c, 1.0 / (h * w)),
                      bias=np.zeros(c, np.int32), lo=y.qmin, hi=y.qmax,
