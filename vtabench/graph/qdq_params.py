@@ -299,7 +299,7 @@ def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int
         if axes != [2, 3] or len(shape) != 4 or not bool(mean.attrs.keepdims):
             # normalize rewrites every mean over H and/or W of a 4-D tensor into a pool
             raise Unsupported(f"mean over axes {tuple(axes)} of a {len(shape)}-D tensor: only a "
-                              "mean over H and/or W of an NCHW tensor is an average pool on "
+                              "mean over H, W or both of an NCHW tensor is an average pool on "
                               "VTA (over channels or the batch: not lowered)")
         c, h, w = shape[1], shape[2], shape[3]
         qp = QParams(kind="avgpool", x=x, y=y, w_scale=np.full(c, 1.0 / (h * w)),
