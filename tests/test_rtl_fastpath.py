@@ -4,10 +4,10 @@ random DRAM knobs (latency, gaps, stalls, out-of-order reads, injected write err
 windows), programs with an error code, a deadlock that hits the cycle limit in the middle of the
 batch, and odd placements (half the random programs moved anywhere in the 64-bit bus space with
 large DRAM sizes, as the regression's cases are: vtabench.verify.random_case.move_anywhere; a
-program whose window ends at 2^64; one with the largest DRAM size), on the fast path's
-checking build and on its speed build (no assertions). Every field of every result (cycles,
-counters, DRAM statistics, error code and index, state, cycles waited, stray writes) and every
-DRAM image byte must agree.
+program whose window ends at 2^64; one with the largest DRAM size; a LOAD at element 2^32 - 1:
+a DRAM range error), on the fast path's checking build and on its speed build (no assertions).
+Every field of every result (cycles, counters, DRAM statistics, error code and index, state,
+cycles waited, stray writes) and every DRAM image byte must agree.
 
 Seeds: VTABENCH_SEED fixes the programs and knobs (printed); otherwise the run's seed.
 VTABENCH_FASTPATH_RANDOM sets how many random programs run (default 200).
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import random
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ import pytest
 
 from vtabench.rtl.simjob import GUARD_BYTES, bus_window, run_batch
 from vtabench.spec.config import load_config
+from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.isa import encode_program
 from vtabench.spec.isa.insn import Insn
 from vtabench.spec.isa.layout import MemType, Opcode
@@ -90,6 +92,11 @@ def _batch(seed: int) -> list[Program]:
     progs.append(Program("at_top", first.insns, first.dram.copy(), placement=at_top))
     progs.append(Program("largest_size", first.insns, first.dram.copy(),
                          placement=Placement(dram_base=64, dram_size=BUS_END - 64)))
+    # a LOAD at the last element index its field holds: the range check's widest sums
+    far = list(first.insns)
+    k = next(i for i, insn in enumerate(far) if insn.opcode == Opcode.LOAD and insn.x_size)
+    far[k] = replace(far[k], dram_base=(1 << 32) - 1)
+    progs.append(Program("far_range", far, first.dram.copy()))
     progs.append(Program("illegal_opcode", [], np.zeros(4096, np.uint8), _illegal_opcode(cfg),
                          max_cycles=2000))
     # a deadlock mid-batch: the cycle limit, then the next program starts from its state
@@ -139,6 +146,7 @@ def test_fast_path_agrees_with_cocotb_cycle_for_cycle(
     high = [s for s in slow if placed[s["name"]].dram_base >= 1 << 63 and s["state"] == "done"]
     assert len(high) >= N_RANDOM // 8, f"{len(high)} programs ran clean above 2^63"
     assert by_name(slow, "at_top")["state"] == by_name(slow, "largest_size")["state"] == "done"
+    assert by_name(slow, "far_range")["error"] == ErrorCode.DRAM_RANGE
     diffs = []
     for s, f, si, fi in zip(slow, fast, slow_images, fast_images, strict=True):
         keys = (set(s) | set(f)) - HOST_FIELDS

@@ -13,6 +13,12 @@ expected outcomes):
   multiple of 4 KiB anywhere in the 64-bit bus space (:func:`move_anywhere`: a random address or
   one of :data:`BASE_PATTERNS`, so that over a regression every address bit of the core takes
   both values), and a DRAM size (dram_size_i) from the image's to the end of the bus;
+- now and then (:data:`FAR_RANGE`, with ``anywhere``) a clean program made an RTL-only illegal
+  stream, ``illegal.dram_far`` (:func:`far_dram_range`): one LOAD or STORE whose dram_base field
+  is anywhere in its 32 bits, far past the image (ERR_DRAM_RANGE at it), so that the field's
+  high bits and the range check's sums toggle (the OpenCL kernel addresses DRAM in 32 bits and
+  is not held to it; :data:`~vtabench.verify.illegal.FAR_BYTES` bounds the ``dram_range``
+  defect that every target checks);
 - the image's bytes outside every buffer (no LOAD reads them, no STORE writes them: gaps between
   buffers, store rows' strides, and a tail of 1 to :data:`TAIL_BEATS` bus beats after the last
   buffer) random (:func:`fill_outside_buffers`), so that a target writing where no STORE does
@@ -36,7 +42,7 @@ import numpy as np
 
 from vtabench.spec.config import Config
 from vtabench.spec.contracts.errors import ErrorCode
-from vtabench.spec.isa.insn import Insn, decode_program
+from vtabench.spec.isa.insn import Insn, decode_program, encode_program
 from vtabench.spec.isa.layout import MemType, Opcode, mem_elem_bytes
 from vtabench.rtl.simjob import bus_window
 from vtabench.spec.program import BUS_END, INSN_ALIGN, Origin, Outcome, Placement, Program
@@ -57,6 +63,8 @@ TAIL_BEATS = 4
 ANYWHERE = 0.5
 PATTERN_BASE = 0.3
 IMAGE_SIZE = 0.4
+#: Share of the clean cases made ``illegal.dram_far`` (:func:`far_dram_range`).
+FAR_RANGE = 0.05
 #: Addresses and sizes whose bits alternate, or are all set: each bit of an address register
 #: takes both values between two of them (the highest is clipped to what fits below 2^64).
 BASE_PATTERNS = (0xAAAA_AAAA_AAAA_AAAA, 0x5555_5555_5555_5555, BUS_END - 1)
@@ -110,8 +118,32 @@ def random_case(cfg: Config, rng: np.random.Generator, anywhere: bool = True) ->
                                          + int(rng.integers(1, cfg.bus_bytes))),
                        expect={"rtl": Outcome(ErrorCode.ALIGN, (0,))})
     if anywhere:
-        case = move_anywhere(cfg, case, rng.spawn(1)[0])
+        child = rng.spawn(1)[0]
+        case = far_dram_range(cfg, move_anywhere(cfg, case, child), child)
     return case
+
+
+def far_dram_range(cfg: Config, case: Program, rng: np.random.Generator) -> Program:
+    """A clean ``case`` made ``illegal.dram_far`` in :data:`FAR_RANGE` of the draws: one real
+    LOAD or STORE's dram_base field set to a random value of its 32 bits past the image; the
+    image's size as the DRAM size, so that the core reports ERR_DRAM_RANGE at it (what the
+    validator says) before it requests anything. RTL only: OpenCL does not run it."""
+    if case.kind != "legal" or rng.random() >= FAR_RANGE:
+        return case
+    picks = [i for i, insn in enumerate(case.insns)
+             if insn.opcode in (Opcode.LOAD, Opcode.STORE) and insn.x_size and insn.y_size]
+    if not picks:
+        return case
+    k = picks[int(rng.integers(0, len(picks)))]
+    insns = list(case.insns)
+    insns[k] = replace(insns[k], dram_base=int(rng.integers(0, 1 << 32)))
+    code = encode_program(cfg, insns)
+    expect = expected_outcomes(cfg, code, case.dram)
+    if not expect:  # the field fell inside the image
+        return case
+    return replace(case, insns=insns, code=code, origin=Origin("illegal.dram_far"),
+                   expect={**expect, "opencl": None},
+                   placement=replace(case.placement, dram_size=None))
 
 
 def _random_u64(rng: np.random.Generator, most: int) -> int:
