@@ -63,8 +63,10 @@ TAIL_BEATS = 4
 ANYWHERE = 0.5
 PATTERN_BASE = 0.3
 IMAGE_SIZE = 0.4
-#: Share of the clean cases made ``illegal.dram_far`` (:func:`far_dram_range`).
+#: Share of the clean cases made ``illegal.dram_far`` (:func:`far_dram_range`), and of those
+#: whose field plus x_size passes 2^32 - 1 (else the field is any value of its 32 bits).
 FAR_RANGE = 0.05
+FAR_TOP = 0.4
 #: Addresses and sizes whose bits alternate, or are all set: each bit of an address register
 #: takes both values between two of them (the highest is clipped to what fits below 2^64).
 BASE_PATTERNS = (0xAAAA_AAAA_AAAA_AAAA, 0x5555_5555_5555_5555, BUS_END - 1)
@@ -125,18 +127,26 @@ def random_case(cfg: Config, rng: np.random.Generator, anywhere: bool = True) ->
 
 def far_dram_range(cfg: Config, case: Program, rng: np.random.Generator) -> Program:
     """A clean ``case`` made ``illegal.dram_far`` in :data:`FAR_RANGE` of the draws: one real
-    LOAD or STORE's dram_base field set to a random value of its 32 bits past the image; the
-    image's size as the DRAM size, so that the core reports ERR_DRAM_RANGE at it (what the
-    validator says) before it requests anything. RTL only: OpenCL does not run it."""
+    STORE's (half the time) or LOAD's dram_base field set to a random value of its 32 bits past
+    the image (or, in :data:`FAR_TOP` of them, one whose sum with x_size passes 2^32 - 1, the
+    range check's widest); the image's size as the DRAM size, so that the core reports
+    ERR_DRAM_RANGE at it (what the validator says) before it requests anything. RTL only:
+    OpenCL does not run it."""
     if case.kind != "legal" or rng.random() >= FAR_RANGE:
         return case
-    picks = [i for i, insn in enumerate(case.insns)
-             if insn.opcode in (Opcode.LOAD, Opcode.STORE) and insn.x_size and insn.y_size]
+    # a STORE half the time (a random program has many more LOADs), else a LOAD
+    ops = (Opcode.STORE, Opcode.LOAD) if rng.random() < 0.5 else (Opcode.LOAD, Opcode.STORE)
+    picks = next((found for op in ops if (found := [
+        i for i, insn in enumerate(case.insns)
+        if insn.opcode == op and insn.x_size and insn.y_size])), None)
     if not picks:
         return case
     k = picks[int(rng.integers(0, len(picks)))]
     insns = list(case.insns)
-    insns[k] = replace(insns[k], dram_base=int(rng.integers(0, 1 << 32)))
+    top = (1 << 32) - 1  # dram_base + x_size past it sets the range sums' highest bit
+    far = (top - int(rng.integers(0, insns[k].x_size)) if rng.random() < FAR_TOP
+           else int(rng.integers(0, top + 1)))
+    insns[k] = replace(insns[k], dram_base=far)
     code = encode_program(cfg, insns)
     expect = expected_outcomes(cfg, code, case.dram)
     if not expect:  # the field fell inside the image
