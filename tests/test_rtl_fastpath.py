@@ -2,9 +2,12 @@
 cycle: the directed set (ideal memory and a slow, back-pressuring one), 200 random programs with
 random DRAM knobs (latency, gaps, stalls, out-of-order reads, injected write errors, fault
 windows), programs with an error code, a deadlock that hits the cycle limit in the middle of the
-batch, and odd placements, on the fast path's checking build and on its speed build (no
-assertions). Every field of every result (cycles, counters, DRAM statistics, error
-code and index, state, cycles waited, stray writes) and every DRAM image byte must agree.
+batch, and odd placements (half the random programs moved anywhere in the 64-bit bus space with
+large DRAM sizes, as the regression's cases are: vtabench.verify.random_case.move_anywhere; a
+program whose window ends at 2^64; one with the largest DRAM size; a LOAD at element 2^32 - 1:
+a DRAM range error), on the fast path's checking build and on its speed build (no assertions).
+Every field of every result (cycles, counters, DRAM statistics, error code and index, state,
+cycles waited, stray writes) and every DRAM image byte must agree.
 
 Seeds: VTABENCH_SEED fixes the programs and knobs (printed); otherwise the run's seed.
 VTABENCH_FASTPATH_RANDOM sets how many random programs run (default 200).
@@ -14,18 +17,21 @@ from __future__ import annotations
 
 import os
 import random
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
 
-from vtabench.rtl.simjob import run_batch
+from vtabench.rtl.simjob import GUARD_BYTES, bus_window, run_batch
 from vtabench.spec.config import load_config
+from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.spec.isa import encode_program
 from vtabench.spec.isa.insn import Insn
 from vtabench.spec.isa.layout import MemType, Opcode
-from vtabench.spec.program import Placement, Program
+from vtabench.spec.program import BUS_END, INSN_ALIGN, Placement, Program
 from vtabench.verify.directed import directed_programs
+from vtabench.verify.random_case import move_anywhere
 from vtabench.verify.random_program import random_program
 
 pytestmark = pytest.mark.rtl
@@ -76,6 +82,21 @@ def _batch(seed: int) -> list[Program]:
     first = directed_programs(cfg)[0]
     progs.append(Program("placed", first.insns, first.dram.copy(),
                          placement=Placement(dram_base=4096 + 64, insn_pad=48)))
+    # the window's last byte is the bus's last (the stream's page and the guard below 2^64)
+    code_bytes = 16 * len(first.insns)
+    stream_page = BUS_END - GUARD_BYTES - -(-(code_bytes + 32) // INSN_ALIGN) * INSN_ALIGN
+    at_top = Placement(dram_base=(stream_page - len(first.dram)) // cfg.bus_bytes * cfg.bus_bytes,
+                       insn_pad=32)
+    start, span = bus_window("at_top", at_top, len(first.dram), code_bytes, len(first.dram))
+    assert start + span == BUS_END, hex(start + span)
+    progs.append(Program("at_top", first.insns, first.dram.copy(), placement=at_top))
+    progs.append(Program("largest_size", first.insns, first.dram.copy(),
+                         placement=Placement(dram_base=64, dram_size=BUS_END - 64)))
+    # a LOAD at the last element index its field holds: the range check's widest sums
+    far = list(first.insns)
+    k = next(i for i, insn in enumerate(far) if insn.opcode == Opcode.LOAD and insn.x_size)
+    far[k] = replace(far[k], dram_base=(1 << 32) - 1)
+    progs.append(Program("far_range", far, first.dram.copy()))
     progs.append(Program("illegal_opcode", [], np.zeros(4096, np.uint8), _illegal_opcode(cfg),
                          max_cycles=2000))
     # a deadlock mid-batch: the cycle limit, then the next program starts from its state
@@ -85,8 +106,9 @@ def _batch(seed: int) -> list[Program]:
     progs.append(Program("cut_short", first.insns, first.dram.copy(), max_cycles=137))
     for i in range(N_RANDOM):
         p = random_program(cfg, rng)
-        progs.append(Program(f"random{i}", p.insns, p.dram,
-                             knobs=_random_knobs(knob_rng, len(p.dram))))
+        progs.append(move_anywhere(cfg, Program(f"random{i}", p.insns, p.dram,
+                                                knobs=_random_knobs(knob_rng, len(p.dram))),
+                                   rng.spawn(1)[0]))
     return progs
 
 
@@ -120,6 +142,11 @@ def test_fast_path_agrees_with_cocotb_cycle_for_cycle(
     assert {"done", "error", "timeout"} <= states, states
     assert sum(1 for s in slow if s["state"] == "done" and s["name"].startswith("random")) \
         >= N_RANDOM // 2
+    placed = {p.name: p.placement for p in _batch(run_seed)}
+    high = [s for s in slow if placed[s["name"]].dram_base >= 1 << 63 and s["state"] == "done"]
+    assert len(high) >= N_RANDOM // 8, f"{len(high)} programs ran clean above 2^63"
+    assert by_name(slow, "at_top")["state"] == by_name(slow, "largest_size")["state"] == "done"
+    assert by_name(slow, "far_range")["error"] == ErrorCode.DRAM_RANGE
     diffs = []
     for s, f, si, fi in zip(slow, fast, slow_images, fast_images, strict=True):
         keys = (set(s) | set(f)) - HOST_FIELDS
@@ -130,6 +157,25 @@ def test_fast_path_agrees_with_cocotb_cycle_for_cycle(
             diffs.append(f"{s['name']}: {bad}")
     assert not diffs, f"{len(diffs)} of {len(slow)} programs differ (cocotb, fast):\n" + \
         "\n".join(diffs[:10])
+
+
+def by_name(stats: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    """The result of program ``name``."""
+    return next(s for s in stats if s["name"] == name)
+
+
+def test_a_window_past_the_end_of_the_bus_is_refused() -> None:
+    """The spec defines no range that wraps past 2^64: a placement whose window (image, stream
+    and guard) or DRAM range would is refused, naming the program (run_batch asks bus_window
+    for every program before a simulator starts); one byte less fits."""
+    image, code = 4096, 64
+    last = BUS_END - GUARD_BYTES - 2 * INSN_ALIGN  # the image's page: the stream's is next
+    assert sum(bus_window("fits", Placement(dram_base=last), image, code, image)) == BUS_END
+    with pytest.raises(ValueError, match="wraps: image at .* pass the end of the 64-bit bus"):
+        bus_window("wraps", Placement(dram_base=last + 64), image, code, image)
+    assert bus_window("fits", Placement(dram_base=64), image, code, BUS_END - 64)
+    with pytest.raises(ValueError, match="wraps: DRAM size 0x.* passes the end"):
+        bus_window("wraps", Placement(dram_base=64), image, code, BUS_END - 63)
 
 
 def test_fast_path_refuses_what_it_cannot_run() -> None:

@@ -13,8 +13,11 @@
 //     in a cycle with probability cfg_stall_i / 256, from an xorshift generator seeded with
 //     cfg_seed_i at reset;
 //   - INCR (and FIXED) bursts of any length and size up to the bus width, byte strobes;
-//   - a fault window: beats whose address lies in [cfg_fault_lo_i, cfg_fault_hi_i) answer SLVERR
-//     (reads return zero, writes are dropped); beats outside the mapped image answer DECERR;
+//   - a window of bus memory: byte 0 of the DRAM file is bus address cfg_win_base_i (a bench
+//     places an image anywhere in the 64-bit bus space with a file of the window's size); beats
+//     outside [cfg_win_base_i, cfg_win_base_i + file size) answer DECERR;
+//   - a fault window: beats whose bus address lies in [cfg_fault_lo_i, cfg_fault_hi_i) answer
+//     SLVERR (reads return zero, writes are dropped);
 //   - B responses cfg_wr_latency_i cycles after the last W beat; cfg_wr_err_burst_i = N > 0
 //     answers the N-th write burst since reset with SLVERR (its data is written: a pure response
 //     error);
@@ -44,6 +47,7 @@ module axi_dram #(
   // knobs only the core bench drives (a top that leaves them open gets the default behaviour)
   input  logic                   cfg_rd_reorder_i = 1'b0,
   input  logic [31:0]            cfg_wr_err_burst_i = 32'd0,
+  input  logic [63:0]            cfg_win_base_i = 64'd0,
   // AXI4 slave
   input  logic [IdWidth-1:0]     s_axi_arid_i,
   input  logic [AddrWidth-1:0]   s_axi_araddr_i,
@@ -347,7 +351,7 @@ module axi_dram #(
             rresp_q <= RespSlvErr;
             rerr_d = rerr_d + 32'd1;
           end else begin
-            ok = dram_read(64'(a), 32'(Bytes), line);
+            ok = dram_read(64'(a) - cfg_win_base_i, 32'(Bytes), line);
             rdata_q <= line[DataWidth-1:0];
             rresp_q <= (ok != 0) ? RespOkay : RespDecErr;
             if (ok == 0) rerr_d = rerr_d + 32'd1;
@@ -399,7 +403,7 @@ module axi_dram #(
           resp = RespSlvErr;
         end else begin
           line[DataWidth-1:0] = s_axi_wdata_i;
-          ok = dram_write(64'(a), 32'(Bytes), line, 64'(s_axi_wstrb_i));
+          ok = dram_write(64'(a) - cfg_win_base_i, 32'(Bytes), line, 64'(s_axi_wstrb_i));
           if (ok == 0) resp = RespDecErr;
         end
         if (resp != RespOkay) rerr_d = rerr_d + 32'd1;

@@ -2,10 +2,12 @@
 
 Started by vtabench.rtl.simjob (``runner.test(test_module="vtabench.tb.core.core_bench", ...)``) with
 ``+vta_job=JOB.json`` (the programs: image and instruction files, layout, DRAM knobs, limits) and
-``+dram_file=FILE`` (the DRAM image file the DPI model maps). For each program the TB copies the
-image and instructions into the shared mapping (numpy.memmap, bulk), resets the core and the DRAM
-model, launches, sleeps until done_o (one wake-up per done or per chunk of cycles: Python is never
-on the per-cycle path; the clock runs in C), then copies the image back and appends one JSON line
+``+dram_file=FILE`` (the DRAM image file the DPI model maps: a window of bus memory, its base
+``window_base``; the job's ``image_offset`` and ``insn_offset`` are offsets in it, ``dram_base`` and
+``insn_base`` bus addresses). For each program the TB copies the image and instructions into the
+shared mapping (numpy.memmap, bulk), resets the core and the DRAM model, launches, sleeps until
+done_o (one wake-up per done or per chunk of cycles: Python is never on the per-cycle path; the
+clock runs in C), then copies the image back and appends one JSON line
 of statistics to the results file. A program that does not finish within its cycle bound (or
 wall-clock limit) is reported as a timeout with the core's status outputs instead of hanging.
 
@@ -100,15 +102,19 @@ class CoreTB:
         d.dram_base_i.value = 0
         d.dram_size_i.value = 0
         d.dram_seed_i.value = 1
+        d.dram_win_base_i.value = 0
         for sig in KNOB_INPUTS.values():
             getattr(d, sig).value = 0
         Clock(d.clk_i, self.clock_ns, unit="ns").start(start_high=False)
         await ClockCycles(d.clk_i, 2)
 
-    def set_knobs(self, knobs: dict[str, int], seed: int) -> None:
+    def set_knobs(self, knobs: dict[str, int], seed: int, window_base: int) -> None:
+        """The DRAM model's knobs, its seed and the bus address of its window (the file's
+        byte 0)."""
         for k, sig in KNOB_INPUTS.items():
             getattr(self.dut, sig).value = int(knobs.get(k, 0))
         self.dut.dram_seed_i.value = seed & 0xFFFFFFFF or 1
+        self.dut.dram_win_base_i.value = window_base
 
     async def reset(self, cycles: int = 4) -> None:
         self.dut.rst_ni.value = 0
@@ -156,11 +162,11 @@ class CoreTB:
     async def run_program(self, p: dict[str, Any], image: np.ndarray, code: bytes) -> dict:
         start, n_img = p["image_offset"], p["image_bytes"]
         self.dram.load(image, start, code, p["insn_offset"], p["total_bytes"])
-        self.set_knobs(p["knobs"], p["seed"])
+        self.set_knobs(p["knobs"], p["seed"], p["window_base"])
         await self.reset()
         wall0 = time.monotonic()
         cpu0 = time.process_time()
-        await self.launch(p["insn_offset"], p["insn_count"], start, p["dram_size"])
+        await self.launch(p["insn_base"], p["insn_count"], p["dram_base"], p["dram_size"])
         state, waited = await self.wait_done(p["max_cycles"], p.get("timeout_s"))
         wall = time.monotonic() - wall0
         cpu = time.process_time() - cpu0

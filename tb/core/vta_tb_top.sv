@@ -1,8 +1,10 @@
 // Top of the core bench for Verilator: vta_core with its AXI4 master on the DPI-backed DRAM model.
 // Every input is driven by cocotb (the clock by cocotb.clock.Clock, which runs in C); the DRAM
 // knobs are inputs too, so one simulator process runs many programs with different memory
-// behaviour, resetting in between. dram_open_at_done_o: done_o rose while a burst was open or
-// the core was still asking for one (the core must finish on a quiet bus, after an error too).
+// behaviour, resetting in between; so is the bus address of the window of bus memory the DRAM
+// file serves (dram_win_base_i: a program's image may sit anywhere in the 64-bit bus space).
+// dram_open_at_done_o: done_o rose while a burst was open or the core was still asking for one
+// (the core must finish on a quiet bus, after an error too).
 module vta_tb_top #(
   parameter int unsigned AxiAddrWidth = 64,
   parameter int unsigned AxiDataWidth = vta_pkg::AXI_DATA_WIDTH,
@@ -27,6 +29,7 @@ module vta_tb_top #(
   input  logic [63:0]             dram_fault_hi_i,
   input  logic                    dram_rd_reorder_i,
   input  logic [31:0]             dram_wr_err_burst_i,
+  input  logic [63:0]             dram_win_base_i,   // bus address of the DRAM file's byte 0
   // core status
   output logic                    busy_o,
   output logic                    done_o,
@@ -136,6 +139,7 @@ module vta_tb_top #(
     .cfg_fault_hi_i  (dram_fault_hi_i),
     .cfg_rd_reorder_i  (dram_rd_reorder_i),
     .cfg_wr_err_burst_i(dram_wr_err_burst_i),
+    .cfg_win_base_i    (dram_win_base_i),
     .s_axi_arid_i    (arid),
     .s_axi_araddr_i  (araddr),
     .s_axi_arlen_i   (arlen),

@@ -4,7 +4,9 @@
 // Same contract as the cocotb bench (tb/core/core_bench.py), which vtabench/rtl/simjob.py starts:
 // +vta_job=JOB.json names the programs (image and instruction files p<i>.img / p<i>.insn beside
 // it, their layout, DRAM knobs, cycle limit, wall-clock limit, seed), +dram_file=FILE the DRAM
-// image the DPI model (tb/csrc/dram.cpp) maps; this main maps the same file. Per program: load
+// image the DPI model (tb/csrc/dram.cpp) maps; this main maps the same file. The file is a
+// window of bus memory at window_base (image_offset, insn_offset: offsets in it; dram_base,
+// insn_base, dram_size: the core's inputs, anywhere in the 64-bit bus space). Per program: load
 // the image, set the knobs, hold reset 4 cycles, release 2, launch, run until done_o or the cycle
 // limit, read the status outputs, write p<i>.out and one JSON line to the results file.
 //
@@ -60,6 +62,8 @@ struct Json {
         return it == obj.end() ? none : it->second;
     }
     long long i64() const { return is_int ? inum : static_cast<long long>(num); }
+    // a bus address or size: integers up to 2^64 - 1 (i64() holds their bits)
+    uint64_t u64() const { return static_cast<uint64_t>(i64()); }
 };
 
 class Parser {
@@ -181,7 +185,10 @@ class Parser {
         std::string tok = s_.substr(start, i_ - start);
         v.kind = Json::Num;
         v.is_int = tok.find_first_of(".eE") == std::string::npos;
-        if (v.is_int) v.inum = std::stoll(tok);
+        if (v.is_int) {  // bus addresses reach 2^64 - 1: read past 2^63 as unsigned
+            v.inum = tok[0] == '-' ? std::stoll(tok)
+                                   : static_cast<long long>(std::stoull(tok));
+        }
         v.num = std::stod(tok);
         return v;
     }
@@ -266,6 +273,7 @@ class Bench {
         d.dram_base_i = 0;
         d.dram_size_i = 0;
         d.dram_seed_i = 1;
+        d.dram_win_base_i = 0;
         set_knobs(Json(), 1);
         d.eval();
         rise();
@@ -285,8 +293,8 @@ class Bench {
         d.dram_wr_latency_i = static_cast<uint16_t>(k["wr_latency"].i64());
         d.dram_rd_gap_i = static_cast<uint8_t>(k["rd_gap"].i64());
         d.dram_stall_i = static_cast<uint8_t>(k["stall"].i64());
-        d.dram_fault_lo_i = static_cast<uint64_t>(k["fault_lo"].i64());
-        d.dram_fault_hi_i = static_cast<uint64_t>(k["fault_hi"].i64());
+        d.dram_fault_lo_i = k["fault_lo"].u64();
+        d.dram_fault_hi_i = k["fault_hi"].u64();
         d.dram_rd_reorder_i = static_cast<uint8_t>(k["rd_reorder"].i64() & 1);
         d.dram_wr_err_burst_i = static_cast<uint32_t>(k["wr_err_burst"].i64());
         uint32_t s = static_cast<uint32_t>(seed & 0xFFFFFFFFll);
@@ -302,15 +310,16 @@ class Bench {
             pending_edge_ = false;
         }
         set_knobs(p["knobs"], p["seed"].i64());
+        d.dram_win_base_i = p["window_base"].u64();
         d.rst_ni = 0;
         d.launch_i = 0;
         for (int i = 0; i < 4; ++i) cycle();
         d.rst_ni = 1;
         for (int i = 0; i < 2; ++i) cycle();
-        d.insn_base_i = static_cast<uint64_t>(p["insn_offset"].i64());
+        d.insn_base_i = p["insn_base"].u64();
         d.insn_count_i = static_cast<uint32_t>(p["insn_count"].i64());
-        d.dram_base_i = static_cast<uint64_t>(p["image_offset"].i64());
-        d.dram_size_i = static_cast<uint64_t>(p["dram_size"].i64());
+        d.dram_base_i = p["dram_base"].u64();
+        d.dram_size_i = p["dram_size"].u64();
         cycle();
         d.launch_i = 1;
         cycle();

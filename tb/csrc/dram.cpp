@@ -84,7 +84,9 @@ long long dram_map(const char* path) {
 }
 
 // Read one bus beat: the nbytes-aligned line holding addr (nbytes <= 64), little-endian into
-// data (16 x 32-bit words = 512 bits). Returns 1, or 0 (data zero) when outside the image.
+// data (16 x 32-bit words = 512 bits). addr is a byte offset in the file: the SV model passes the
+// bus address less its window base (cfg_win_base_i), so an address below the window arrives
+// as a huge offset. Returns 1, or 0 (data zero) when outside the file.
 int dram_read(long long addr, int nbytes, svBitVecVal* data) {
     uint64_t a = (uint64_t)addr & ~(uint64_t)(nbytes - 1);
     memset(data, 0, 64);
@@ -93,8 +95,8 @@ int dram_read(long long addr, int nbytes, svBitVecVal* data) {
     return 1;
 }
 
-// Write one bus beat with byte strobes (bit i of strb enables byte i of the line). Returns 1, or
-// 0 (nothing written) when outside the image.
+// Write one bus beat with byte strobes (bit i of strb enables byte i of the line); addr as for
+// dram_read. Returns 1, or 0 (nothing written) when outside the file.
 int dram_write(long long addr, int nbytes, const svBitVecVal* data, long long strb) {
     uint64_t a = (uint64_t)addr & ~(uint64_t)(nbytes - 1);
     if (!g_mem || a + (uint64_t)nbytes > g_size || a + (uint64_t)nbytes < a) return 0;

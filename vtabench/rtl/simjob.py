@@ -17,12 +17,17 @@ mmap and that Python has mapped with numpy.memmap (the same pages), resets the c
 waits for done_o (Python sleeps; the clock runs in C), and copies the image back out.
 
 Image layout of one program (its :class:`~vtabench.spec.program.Placement`): the caller's DRAM
-image at byte ``dram_base`` (dram_base_i: 0 unless the program asks for another, bus-aligned or
-not; dram_base fields are element indices from it), the instruction stream ``insn_pad`` bytes after
-the next 4 KiB boundary (insn_base_i: any 16-byte alignment, or a misaligned one), then zero
-padding and a 4 KiB guard. dram_size_i = the
-image's size. After the run, bytes outside the image (the bytes before it, instruction area,
-padding, guard) are checked unchanged: ``stray_writes`` counts those that changed.
+image at bus address ``dram_base`` (dram_base_i: 0 unless the program asks for another, anywhere
+in the 64-bit bus space, bus-aligned or not; dram_base fields are element indices from it), the
+instruction stream ``insn_pad`` bytes after the next 4 KiB boundary (insn_base_i: any 16-byte
+alignment, or a misaligned one), then zero padding and a 4 KiB guard. dram_size_i = the
+placement's DRAM size (the image's size unless it names another). The DRAM file holds a window of
+bus memory (:func:`bus_window`): from a 4 KiB guard below the image's 4 KiB page (from address 0
+when the image sits lower) to the guard's end, its base the DRAM model's ``dram_win_base_i``;
+the model answers DECERR outside it. No range may pass 2^64 (``BUS_END``: the spec defines
+none that wraps). After the run, bytes of the window outside the image (the guard and bytes
+before it, instruction area, padding, guard) are checked unchanged: ``stray_writes`` counts
+those that changed.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from typing import Any, Literal, Self, Sequence
 import numpy as np
 
 from vtabench.spec.config import Config
-from vtabench.spec.program import INSN_ALIGN, Program
+from vtabench.spec.program import BUS_END, INSN_ALIGN, Placement, Program
 from vtabench.rtl.verilator import Build, Mutation, build, waves_format
 from vtabench.processes import alive
 from vtabench.workdirs import build_root, results_root
@@ -107,6 +112,27 @@ def log_cause(text: str, exit_status: int | None = None) -> str:
 
 def _align(n: int, a: int) -> int:
     return (n + a - 1) // a * a
+
+
+def bus_window(name: str, at: Placement, image_bytes: int, code_bytes: int,
+               dram_size: int) -> tuple[int, int]:
+    """The window of bus memory the DRAM file holds for one program: (bus address of its byte 0,
+    its bytes). It starts a 4 KiB guard below the image's 4 KiB page (at 0 when the image sits
+    lower) and ends a 4 KiB guard past the instruction stream's last page. Raises ValueError,
+    naming the program, for a placement the bench cannot serve: a field out of range, or a
+    window or DRAM range that passes the end of the bus (``BUS_END``)."""
+    if not 0 <= at.insn_pad < INSN_ALIGN or at.dram_base < 0:
+        raise ValueError(f"{name}: insn_pad {at.insn_pad} outside [0, {INSN_ALIGN}) or "
+                         f"dram_base {at.dram_base} negative")
+    if dram_size < 0 or at.dram_base + dram_size > BUS_END:
+        raise ValueError(f"{name}: DRAM size {dram_size:#x} from dram_base {at.dram_base:#x} "
+                         f"is negative or passes the end of the 64-bit bus")
+    start = max(0, at.dram_base // INSN_ALIGN * INSN_ALIGN - GUARD_BYTES)
+    end = _align(at.insn_offset(image_bytes) + code_bytes, INSN_ALIGN) + GUARD_BYTES
+    if end > BUS_END:
+        raise ValueError(f"{name}: image at {at.dram_base:#x}, its instruction stream and a "
+                         f"{GUARD_BYTES}-byte guard pass the end of the 64-bit bus")
+    return start, end - start
 
 
 def estimate_cycles(cfg: Config, code: bytes) -> int:
@@ -371,11 +397,10 @@ def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = No
                 validate_program(cfg, p.insns if p.code is None else decode_program(cfg, code),
                                  dram)
             at = p.placement
-            if not 0 <= at.insn_pad < INSN_ALIGN or at.dram_base < 0:
-                raise ValueError(f"{p.name}: insn_pad {at.insn_pad} outside [0, {INSN_ALIGN}) or "
-                                 f"dram_base {at.dram_base} negative")
-            insn_off = at.insn_offset(len(dram))
-            total = _align(insn_off + len(code), INSN_ALIGN) + GUARD_BYTES
+            dram_size = int(opts.get("dram_size", len(dram)) if at.dram_size is None
+                            else at.dram_size)
+            window, total = bus_window(p.name, at, len(dram), len(code), dram_size)
+            insn_base = at.insn_offset(len(dram))
             max_total = max(max_total, total)
             (job_dir / f"p{i}.img").write_bytes(dram.tobytes())
             (job_dir / f"p{i}.insn").write_bytes(code)
@@ -387,10 +412,10 @@ def run_batch(cfg: Config, programs: Sequence[Program], *, seed: int | None = No
                 raise TypeError(f"unknown DRAM knob(s) {', '.join(sorted(bad))}")
             max_cycles = p.max_cycles or opts.get("max_cycles") or estimate_cycles(cfg, code)
             manifest.append({
-                "name": p.name, "image_offset": at.dram_base, "image_bytes": len(dram),
-                "insn_offset": insn_off,
-                "insn_count": len(code) // 16, "total_bytes": total,
-                "dram_size": int(opts.get("dram_size", len(dram))),
+                "name": p.name, "window_base": window, "dram_base": at.dram_base,
+                "insn_base": insn_base, "image_offset": at.dram_base - window,
+                "image_bytes": len(dram), "insn_offset": insn_base - window,
+                "insn_count": len(code) // 16, "total_bytes": total, "dram_size": dram_size,
                 "knobs": k, "max_cycles": int(max_cycles), "timeout_s": timeout_s,
                 "seed": (seed + 7919 * i) & 0xFFFFFFFF,
             })

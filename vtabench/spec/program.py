@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 
 #: The instruction stream starts at a multiple of this after the image (plus ``insn_pad``).
 INSN_ALIGN = 4096
+#: One past the last bus address (the core's AXI addresses are 64 bits). A placement's ranges
+#: end at or below it: docs/isa.md and docs/rtl.md define no range that wraps past 2^64 (the
+#: DRAM range is "dram_size bytes from dram_base"), so a bench never asks for one.
+BUS_END = 1 << 64
 
 
 def _align(n: int, a: int) -> int:
@@ -46,17 +50,26 @@ def _align(n: int, a: int) -> int:
 
 @dataclass(frozen=True)
 class Placement:
-    """Where a bench puts a program in bus memory: the image at byte ``dram_base`` (dram_base
-    fields of the instructions are element indices from it; bus-aligned or not), the instruction
-    stream ``insn_pad`` bytes after the next 4 KiB boundary past the image (any 16-byte
-    alignment, or a misaligned one)."""
+    """Where a bench puts a program in bus memory: the image at bus address ``dram_base``
+    (anywhere below :data:`BUS_END`; dram_base fields of the instructions are element indices
+    from it; bus-aligned or not), the instruction stream ``insn_pad`` bytes after the next 4 KiB
+    boundary past the image (any 16-byte alignment, or a misaligned one), and ``dram_size``, the
+    bytes from ``dram_base`` the core may touch (its dram_size_i; None: the image's size, what
+    the validator checks DRAM ranges against). A larger size changes nothing for a valid
+    program (it touches only its image); with None, a LOAD or STORE past the image is the
+    core's DRAM range error."""
 
     dram_base: int = 0
     insn_pad: int = 0
+    dram_size: int | None = None
 
     def insn_offset(self, image_bytes: int) -> int:
         """Bus address of the instruction stream for an image of ``image_bytes``."""
         return _align(self.dram_base + max(image_bytes, 1), INSN_ALIGN) + self.insn_pad
+
+    def size(self, image_bytes: int) -> int:
+        """The DRAM size the core checks against (dram_size_i) for an image of ``image_bytes``."""
+        return image_bytes if self.dram_size is None else self.dram_size
 
 
 @dataclass(frozen=True)

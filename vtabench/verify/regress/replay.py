@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -87,8 +87,7 @@ def bench_record(cfg: Config, prog: Program, seed: int, targets: list[str],
             "targets": list(targets),
             "target_opts": {t: _opts_to_json(o or {}) for t, o in (target_opts or {}).items()},
             "knobs": dict(prog.knobs),
-            "placement": {"dram_base": prog.placement.dram_base,
-                          "insn_pad": prog.placement.insn_pad},
+            "placement": asdict(prog.placement),
             "max_cycles": prog.max_cycles,
             "expect": {t: _outcome(o) for t, o in prog.expect.items()},
             "origin": {"kind": origin.kind, "seed": origin.seed, "index": origin.index},
