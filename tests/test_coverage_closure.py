@@ -110,6 +110,22 @@ def test_a_waiver_for_another_configuration_does_not_apply(tmp_path):
     assert [f.split(" ")[:2] for f in judged.failures()] == [["vta_buf", "line"]]
 
 
+def test_a_toggle_waiver_names_one_element_of_a_packed_array(tmp_path):
+    """The last index of a toggle point is the bit; the ones before it belong to the signal:
+    ``len[1]`` waives client 1's bits alone, ``len[*]`` every client's."""
+    points = [("vta_buf", "toggle", 7, f"len[{k}][{b}]:{d}", "u_acc_buf", int(k == 0))
+              for k in range(2) for b in range(4) for d in ("0->1", "1->0")]
+    cov = RtlCoverage.from_files([_dat(tmp_path / "c.dat", points)])
+    entry = ('[[waiver]]\nmodule = "vta_buf"\nkind = "toggle"\nsignal = "{}"\nbits = "3:2"\n'
+             'reason = "client 1 asks for whole 4-byte elements only"\nowner = "RTL owners"\n')
+    one = signoff(cov, load_waivers(_waivers(tmp_path, entry.format("len[1]"))), "default")
+    assert one.tallies["vta_buf"]["toggle"].waived == 4 and not one.stale
+    assert all(p.comment.startswith("len[1][") for p in one.waived)
+    assert signoff(cov, load_waivers(_waivers(tmp_path, entry.format("len"))), "default").stale
+    every = signoff(cov, load_waivers(_waivers(tmp_path, entry.format("len[*]"))), "default")
+    assert every.tallies["vta_buf"]["toggle"].waived == 4 and not every.stale
+
+
 @pytest.mark.parametrize("change, why", [
     (("line = 12", "line = 13"), "waiver 1 (vta_buf line line 13) matches no coverage point"),
     (("comment = \"else\"", "comment = \"if\""), "waiver 2 (vta_buf branch line 14): all 1 "
@@ -404,17 +420,29 @@ int main(int argc, char** argv) {
 
 
 def test_closure_cases_end_in_the_errors_the_validator_gives():
-    """Every directed case of coverage closure is an illegal stream the RTL must stop on; a halt
-    case stops at its illegal opcode, after its LOAD and its empty GEMMs."""
+    """Every illegal directed case of coverage closure is a stream the RTL must stop on; a halt
+    case stops at its illegal opcode, after its LOAD and its empty GEMMs; the long stream at
+    instruction 2^LONG_BITS - 1 of 2^(LONG_BITS + 1) - 1; the valid ones are valid streams (their
+    images are compared with fsim's when they run)."""
     from vtabench.spec.config import load_config
     from vtabench.spec.contracts.errors import ErrorCode
-    from vtabench.verify.closure import HALT_DELAYS, closure_cases
+    from vtabench.verify.closure import (EXTREME_MEMS, EXTREME_VARIANTS, HALT_DELAYS, LONG_BITS,
+                                         closure_cases)
 
     for name in ("default", "cloud32", "edge8"):
         cases = closure_cases(load_config(name))
-        assert len({c.name for c in cases}) == len(cases) == 7 + 2 * HALT_DELAYS
-        assert all(c.expect["rtl"].error != ErrorCode.NONE for c in cases), name
-        for c in cases:
+        illegal = [c for c in cases if not c.legal]
+        assert len({c.name for c in cases}) == len(cases)
+        assert len(illegal) == 9 + 2 * HALT_DELAYS + len(EXTREME_MEMS) * len(EXTREME_VARIANTS)
+        assert all(c.expect["rtl"].error != ErrorCode.NONE for c in illegal), name
+        assert {c.name for c in cases if c.legal} == {
+            "closure-loop_extremes", "closure-whole_rows", "closure-many_rows",
+            "closure-store_push_wait"}
+        assert all(c.expect == {} for c in cases if c.legal), name
+        long = next(c for c in cases if c.name == "closure-long_stream")
+        assert long.expect["rtl"].indices == ((1 << LONG_BITS) - 1,)
+        assert long.count == (1 << (LONG_BITS + 1)) - 1
+        for c in illegal:
             if "-halt_" in c.name:
                 delay = int(c.name.rsplit("_", 1)[1])
                 assert c.expect["rtl"].error == ErrorCode.OPCODE

@@ -78,12 +78,15 @@ def rtl_modules() -> list[str]:
 
 
 def toggle_bit(point: Point) -> tuple[str, int | None, str] | None:
-    """(signal, bit or None for a 1-bit signal, direction) of a toggle point."""
+    """(signal, bit or None for a 1-bit signal, direction) of a toggle point. The last index is
+    the bit; the indices before it stay in the signal (``rd_req_len[0]`` of a packed array of
+    per-client lengths, so that a waiver can name one element, or ``rd_req_len[*]`` all)."""
     m = _TOGGLE.match(point.comment)
     if not m:
         return None
-    bits = re.findall(r"\[(\d+)\]", m["index"])
-    return m["signal"], int(bits[-1]) if bits else None, m["dir"]
+    bits = re.findall(r"\[\d+\]", m["index"])
+    return (m["signal"] + "".join(bits[:-1]), int(bits[-1][1:-1]) if bits else None,
+            m["dir"])
 
 
 @dataclass(frozen=True)
