@@ -14,8 +14,9 @@ chain stays ``Q(pool(DQ(x)))``. :func:`vtabench.graph.compare.onnxruntime_tensor
 onnxruntime on the same rewrite, so the pool compares on its own.
 
 Axes, negative or not, come from the attribute (opset < 18) or the constant second input
-(opset 18). A mean over the channel or batch axis, over all axes (no axes given), or of a tensor
-that is not 4-D is left as it is: the CPU runs it and ``vtabench compile -v`` says why
+(opset 18; the axes initializer goes when nothing else reads it). A mean over the channel or
+batch axis, over all axes (no axes given), or of a tensor that is not 4-D is left as it is: the
+CPU runs it and ``vtabench compile -v`` says why
 (:func:`vtabench.graph.qdq_params.composite_params`).
 """
 
@@ -39,6 +40,7 @@ def reduce_mean_to_pool(m: Any) -> int:
     consts, _, consumers, graph_outs = graph_index(g)
     shapes: dict[str, list[int]] | None = None
     out: list[Any] = []
+    axes_inputs: set[str] = set()
     count = 0
     for node in g.node:
         if node.op_type == "ReduceMean" and node.domain in ("", "ai.onnx"):
@@ -51,12 +53,17 @@ def reduce_mean_to_pool(m: Any) -> int:
                 nodes, inits = _rewrite(node, axes, shapes[node.input[0]], quant)
                 out += nodes
                 g.initializer.extend(numpy_helper.from_array(a, k) for k, a in inits.items())
+                axes_inputs.update(node.input[1:])
                 count += 1
                 continue
         out.append(node)
     if count:
         del g.node[:]
         g.node.extend(out)
+        used = {i for n in out for i in n.input} | graph_outs | {i.name for i in g.input}
+        keep = [t for t in g.initializer if t.name not in axes_inputs - used]
+        del g.initializer[:]
+        g.initializer.extend(keep)
     return count
 
 
