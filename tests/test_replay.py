@@ -38,7 +38,8 @@ def test_saved_failure_holds_the_bench_setup_and_replays_the_same(
     rec = json.loads((tmp_path / f"{name}.json").read_text())
     assert rec["knobs"] == prog.knobs and rec["knobs"]["fault_lo"] > 0
     assert rec["placement"] == {"dram_base": prog.placement.dram_base,
-                                "insn_pad": prog.placement.insn_pad}
+                                "insn_pad": prog.placement.insn_pad,
+                                "dram_size": prog.placement.dram_size}
     assert rec["origin"] == {"kind": "fault.read", "seed": SEED, "index": prog.origin.index}
     assert rec["seed"] == SEED + 3 and rec["config"] == "default" and rec["commit"]
     saved = load_failure(tmp_path)
