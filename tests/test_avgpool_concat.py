@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_real_models import CFG, _Builder, _model, cpu_nodes, vta_op_counts
+from test_real_models import (CFG, _Builder, _model, cpu_nodes, vta_op_counts,
+                              assert_exact_and_within_a_step)
 
 from vtabench.graph import compile_model, reference_package
 from vtabench.graph.ir import VTA
@@ -85,12 +86,7 @@ def _check(model, symmetric: bool, want: dict[str, int]) -> tuple[object, list, 
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     inputs = [rng.standard_normal(shape).astype(np.float32) for _ in range(2)]
     outs, refs, written, lw = _run(pkg, q, inputs)
-    for o, r in zip(outs, refs, strict=True):
-        assert all(np.array_equal(a, b) for a, b in zip(o, r, strict=True))
-    fused = {n["onnx"] for n in pkg.manifest["nodes"]
-             if any(e[0].startswith("residual") for e in n.get("epilogue") or [])}
-    over = {k: v for k, v in lw.per_tensor.items() if v[0] > (2 if k in fused else 1)}
-    assert not over, over
+    assert_exact_and_within_a_step(pkg, outs, refs, lw)
     return q, written, lw
 
 

@@ -260,6 +260,18 @@ def vta_op_counts(pkg) -> dict[str, int]:
     return got
 
 
+def assert_exact_and_within_a_step(pkg, outs, refs, lw) -> None:
+    """The package's outputs equal the integer reference's, and each VTA operator is within one
+    step of onnxruntime layer by layer (two where a residual Add is fused into it: two
+    roundings)."""
+    for o, r in zip(outs, refs, strict=True):
+        assert all(np.array_equal(a, b) for a, b in zip(o, r, strict=True))
+    fused = {n["onnx"] for n in pkg.manifest["nodes"]
+             if any(e[0].startswith("residual") for e in n.get("epilogue") or [])}
+    over = {k: v for k, v in lw.per_tensor.items() if v[0] > (2 if k in fused else 1)}
+    assert not over, over
+
+
 def cpu_nodes(pkg) -> list[tuple[str, str, str | None]]:
     """The package's nodes on the CPU: name, operator, the compiler's reason."""
     return [(n["name"], n["op"], n.get("reason")) for n in pkg.manifest["nodes"]
