@@ -27,6 +27,7 @@ import numpy as np
 PACKAGE = "rapidocr_onnxruntime"
 CLASSIFIER = "ch_ppocr_mobile_v2.0_cls_infer.onnx"
 DETECTOR = "ch_PP-OCRv4_det_infer.onnx"
+RECOGNIZER = "ch_PP-OCRv4_rec_infer.onnx"
 #: The detector's input shape here: a batch of 1, RGB, a page of 64 x 256 pixels (multiples of
 #: 32, as ``DetPreProcess.resize_image_type0`` makes them).
 DETECTOR_SHAPE = (1, 3, 64, 256)
@@ -56,6 +57,13 @@ def _config() -> dict[str, Any]:
 def classifier_shape() -> tuple[int, int, int, int]:
     """(1, C, H, W): a batch of 1 of the package's own classifier input shape."""
     c, h, w = _config()["Cls"]["cls_image_shape"]
+    return (1, int(c), int(h), int(w))
+
+
+def recognizer_shape() -> tuple[int, int, int, int]:
+    """(1, C, H, W): a batch of 1 of the package's own recognizer input shape
+    (``Rec.rec_img_shape``, 3 x 48 x 320)."""
+    c, h, w = _config()["Rec"]["rec_img_shape"]
     return (1, int(c), int(h), int(w))
 
 
@@ -93,6 +101,45 @@ def detector_model() -> Any:
     """The float text detector (PP-OCRv4's DBNet) as a ModelProto, its input shape fixed to
     :data:`DETECTOR_SHAPE`; its output is the text probability map of the input's size."""
     return _fixed_model(DETECTOR, DETECTOR_SHAPE)
+
+
+def recognizer_model() -> Any:
+    """The float text recognizer (PP-OCRv4's SVTR-style CRNN with a CTC head) as a ModelProto,
+    its input shape fixed (:func:`recognizer_shape`); its output is (1, T, classes), the
+    per-column class probabilities (T = W / 8 = 40 columns at width 320)."""
+    return _fixed_model(RECOGNIZER, recognizer_shape())
+
+
+def dictionary() -> tuple[str, ...]:
+    """The recognizer's classes, index = output position, as the package's ``CTCLabelDecode``
+    builds them: the CTC blank (index 0), the characters of the model's ``character`` metadata
+    (one a line, 6623), then the space."""
+    import onnx
+
+    model = onnx.load(str(_package_dir() / "models" / RECOGNIZER), load_external_data=False)
+    chars = [p.value for p in model.metadata_props if p.key == "character"]
+    if not chars:
+        raise MissingPackage(f"{RECOGNIZER} has no 'character' metadata (the dictionary)")
+    return ("", *chars[0].splitlines(), " ")
+
+
+def ctc_decode(probs: np.ndarray, classes: tuple[str, ...] | None = None) -> str:
+    """CTC greedy decoding of one line, as ``CTCLabelDecode`` does: the most probable class per
+    column, repeats merged, blanks (index 0) dropped. ``probs``: (T, classes) or (1, T,
+    classes), float or int8 (the argmax is the same for any increasing map);
+    ``classes``: :func:`dictionary` unless given."""
+    probs = np.asarray(probs)
+    if probs.ndim == 3 and probs.shape[0] == 1:
+        probs = probs[0]
+    classes = dictionary() if classes is None else classes
+    if probs.ndim != 2 or probs.shape[1] != len(classes):
+        raise ValueError(f"ctc_decode: probabilities of shape {probs.shape}, expected "
+                         f"(T, {len(classes)}) or (1, T, {len(classes)})")
+    best = probs.argmax(axis=1)
+    keep = np.ones(len(best), bool)
+    keep[1:] = best[1:] != best[:-1]
+    keep &= best != 0
+    return "".join(classes[i] for i in best[keep])
 
 
 WORDS = ("VTA accelerator", "hello world", "Quantized int8", "OpenCL kernel", "text 2026",
@@ -144,6 +191,31 @@ def text_lines(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         xs.append(normalize(np.ascontiguousarray(img), shape))
         labels.append(label)
     return np.stack(xs), np.asarray(labels)
+
+
+#: Characters of random strings for the recognizer: ASCII letters and digits, all in its
+#: dictionary (no shipped font renders its Chinese characters: DejaVu has no CJK glyphs).
+ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def text_strings(count: int, seed: int = 0) -> tuple[np.ndarray, list[str]]:
+    """``count`` rendered text lines (N, C, H, W) float32 normalized as the package's
+    ``TextRecognizer.resize_norm_img`` does for the shape of :func:`recognizer_shape` (the
+    formula of :func:`normalize`), and their strings: every other line one of :data:`WORDS`,
+    the others random strings of 3 to 10 :data:`ALPHANUMERIC` characters; font and size drawn
+    from ``seed``."""
+    rng = np.random.default_rng([seed, 29])
+    shape = recognizer_shape()
+    xs, labels = [], []
+    for i in range(count):
+        if i % 2:
+            text = "".join(rng.choice(list(ALPHANUMERIC), int(rng.integers(3, 11))))
+        else:
+            text = str(WORDS[rng.integers(len(WORDS))])
+        img = _render(text, str(FONTS[rng.integers(len(FONTS))]), int(rng.integers(18, 40)))
+        xs.append(normalize(img, shape))
+        labels.append(text)
+    return np.stack(xs), labels
 
 
 def text_scenes(count: int, seed: int = 0) -> np.ndarray:
