@@ -1,4 +1,4 @@
-"""The RTL core (Verilator + cocotb) against fsim: every DRAM byte, for default and cloud32.
+"""The RTL core (Verilator) against fsim: every DRAM byte, for default and cloud32.
 
 One simulator process per configuration runs the whole batch (directed programs twice: ideal
 memory and a slow, back-pressuring one; seeded random programs with random memory knobs; the
@@ -10,6 +10,9 @@ worker claims it first), so the two configurations build and run in parallel.
 Seeds: VTABENCH_SEED fixes the random programs and the memory back-pressure (printed by every test
 that uses it); otherwise it is derived from the run id (conftest.py's run_seed).
 VTABENCH_RTL_RANDOM sets how many random programs run per configuration (default 32).
+The batches run on the bench `run_batch` picks (the C++ fast path unless VTABENCH_RTL_BENCH=cocotb)
+and time that bench's build only: a cocotb build of cloud32 that nothing here runs would cost
+`make test` a whole Verilator build.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from vtabench.verify import perf
 from vtabench.spec.contracts.errors import ErrorCode
 from vtabench.rtl import verilator
 from vtabench.rtl.verilator import build
-from vtabench.rtl.simjob import run_batch
+from vtabench.rtl.simjob import bench_choice, run_batch
 from vtabench.spec.program import Program
 
 if TYPE_CHECKING:
@@ -139,7 +142,7 @@ def _compare(name: str, got: np.ndarray, want: np.ndarray) -> dict[str, Any]:
 def run_config_batch(cfg_name: str, seed: int) -> dict[str, dict[str, Any]]:
     cfg = load_config(cfg_name)
     t0 = time.monotonic()
-    b = build(cfg)
+    b = build(cfg, fast=bench_choice() == "fast")
     build_s = time.monotonic() - t0
     rng = np.random.default_rng(seed)
     knob_rng = random.Random(seed)
@@ -201,7 +204,7 @@ def run_config_batch(cfg_name: str, seed: int) -> dict[str, dict[str, Any]]:
 def run_cloud64_gemm(seed: int) -> dict[str, Any]:
     cfg = load_config("cloud64")
     t0 = time.monotonic()
-    b = build(cfg)
+    b = build(cfg, fast=bench_choice() == "fast")
     build_s = time.monotonic() - t0
     prog, macs = perf.gemm_program(cfg, 4, max_iter_out=4)
     want = prog.dram.copy()

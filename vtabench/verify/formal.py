@@ -195,7 +195,7 @@ JOBS: tuple[Job, ...] = (
     Job("gemm_dp-cloud32", "vta_gemm_dp", ("vta_gemm_dp.sv",), "bmc", 7, 9, config="cloud32",
         quick=False, why=GEMM_DP_WHY),
     Job("alu-default", "vta_alu", ("vta_alu.sv",), "bmc", 1, 10, config="default",
-        combinational=True),
+        quick=False, combinational=True),
     Job("alu-edge8", "vta_alu", ("vta_alu.sv",), "bmc", 1, 10, config="edge8",
         combinational=True),
     Job("alu-mul-edge8", "vta_alu", ("vta_alu.sv",), "bmc", 2, 3, {"CheckMul": 1},
