@@ -249,6 +249,7 @@ def measure(name: str, quant: str, targets: list[str], count: int, cfg: str,
                     layerwise(ex, theirs, lw)  # last: it overwrites the device's tensors
         timed = walls[1:] or walls
         row["targets"][target] = {"wall_s": statistics.median(timed), "walls": walls,
+                                  "cycles": r.per_inference.get("cycles"),
                                   "digests": digests, "load": os.getloadavg()[0],
                                   "total_s": time.perf_counter() - t0}
         log(f"{name}/{quant}: {target} {row['targets'][target]['wall_s']:.2f} s per inference")
@@ -310,8 +311,8 @@ def table_row(row: dict[str, Any]) -> str:
     wall = {k: f"{t[k]['wall_s']:.2f} s" if k in t else "-" for k in TARGETS}
     acc = row.get("accuracy")
     accuracy = " / ".join(_count(acc[k]) for k in ("float", "int8", "vta")) if acc else "-"
-    steps = (f"{row['end_to_end']['max_steps']}, {row['layerwise']['max_steps']} "
-             f"({row['layerwise']['fraction_exact']:.2%} exact)")
+    steps = ", ".join(f"{row[k]['max_steps']} ({row[k]['fraction_exact']:.2%} exact)"
+                      for k in ("end_to_end", "layerwise"))
     share = row["macs_vta"] / max(row["macs"], 1)
     return (f"| {row['model']} | {row['quant']} | {row['nodes_vta']} / {row['nodes_cpu']} | "
             f"{share:.1%} of {row['macs'] / 1e6:.1f} M | {row['syncs']} | "
