@@ -262,6 +262,13 @@ def measure(name: str, quant: str, targets: list[str], count: int, cfg: str,
                                         zip(preds, labels, strict=True)])
                            for who, preds in (("float", float_preds), ("int8", int8_preds),
                                               ("vta", vta_preds))}
+    if name == "detector":  # how close the boxes come, below the IoU 0.5 a line is found at
+        from vtabench.workloads.ocr_labels import best_ious
+
+        row["label_iou"] = {who: float(np.mean([v for p, lab in zip(preds, labels, strict=True)
+                                                for v in best_ious(lab, p)]))
+                            for who, preds in (("float", float_preds), ("int8", int8_preds),
+                                               ("vta", vta_preds))}
     if name == "recognizer":  # the strings themselves: what a reader checks a miss against
         row["strings"] = {"labels": labels, "float": float_preds, "int8": int8_preds,
                           "vta": vta_preds}
