@@ -22,7 +22,9 @@ import numpy as np
 from vtabench.graph.execute import Executor
 from vtabench.graph.onnx_affine import quantize_before_maxpool
 from vtabench.graph.onnx_concat import concat_to_convs
+from vtabench.graph.onnx_prep import fold_constants
 from vtabench.graph.onnx_reduce import reduce_mean_to_pool
+from vtabench.graph.onnx_tokens import tokens_to_nchw
 from vtabench.graph.pack import unpack_act
 
 
@@ -109,11 +111,18 @@ def onnxruntime_tensors(model: Any, names: list[str], inputs: dict[str, np.ndarr
     (:func:`~vtabench.graph.onnx_concat.concat_to_convs`: the same outputs, its identity convs
     are exact) and a spatial ReduceMean's pool
     (:func:`~vtabench.graph.onnx_reduce.reduce_mean_to_pool`), so that each node can be
-    compared on its own."""
+    compared on its own, and a token sequence in its map's layout (constants folded first:
+    :func:`~vtabench.graph.onnx_tokens.tokens_to_nchw`, the same values moved), so that the
+    tensors the compiler names hold what the compiled nodes compute."""
+    import copy
+
     import onnx
     import onnxruntime as ort
 
-    m = onnx.shape_inference.infer_shapes(model)
+    m = copy.deepcopy(model)
+    fold_constants(m)
+    tokens_to_nchw(m)
+    m = onnx.shape_inference.infer_shapes(m)
     if quantize_before_maxpool(m) + concat_to_convs(m) + reduce_mean_to_pool(m):
         m = onnx.shape_inference.infer_shapes(m)
     types = {v.name: v.type.tensor_type.elem_type for v in

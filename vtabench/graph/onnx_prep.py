@@ -20,6 +20,9 @@
     of a ``Reshape``), data movement of constants (``Reshape`` of a bias) and the
     ``QuantizeLinear`` of a constant (what onnxruntime writes for a constant it takes for an
     activation: the stored int8 value);
+  - keeps a transformer's token sequence ``(1, T, C)`` in the ``(1, C, 1, T)`` layout of the
+    map it was flattened from, its Linear layers as 1x1 convs
+    (:mod:`vtabench.graph.onnx_tokens`);
   - writes a two-input ``Sum`` as ``Add``, an ``AveragePool`` over its whole input as
     ``GlobalAveragePool`` and a ``ReduceMean`` over H and/or W as the average pool it is
     (:mod:`vtabench.graph.onnx_reduce`): the forms the patterns match;
@@ -42,6 +45,7 @@ import numpy as np
 from vtabench.graph.onnx_affine import affine_to_conv, quantize_before_maxpool
 from vtabench.graph.onnx_concat import concat_to_convs
 from vtabench.graph.onnx_reduce import reduce_mean_to_pool
+from vtabench.graph.onnx_tokens import tokens_to_nchw
 
 MS_DOMAIN = "com.microsoft"
 
@@ -102,7 +106,8 @@ def normalize(model: Any, shapes: dict[str, list[int]] | None = None) -> Any:
     m = copy.deepcopy(model)
     _fix_input_shapes(m, shapes or {})
     _Rewriter(m).rewrite()
-    _fold_constants(m)
+    fold_constants(m)
+    tokens_to_nchw(m)
     reduce_mean_to_pool(m)
     _plain_forms(m)
     quantize_before_maxpool(m)
@@ -121,7 +126,16 @@ _SHAPE_OPS = frozenset({"Cast", "Slice", "Concat", "Gather", "Unsqueeze", "Squee
 _MOVE_OPS = frozenset({"Reshape", "Unsqueeze", "Squeeze", "Identity", "Flatten", "Transpose"})
 
 
-def _fold_constants(m: Any) -> None:
+def fold_constants(m: Any) -> None:
+    """Folds until nothing is left to fold: a ``Reshape`` to a folded shape gives its output a
+    static shape, whose own ``Shape`` the next round folds (PaddleOCR's recognizer reshapes its
+    tokens by the ``Shape`` of an earlier reshape's output)."""
+    while _fold_constants_once(m):
+        pass
+
+
+def _fold_constants_once(m: Any) -> bool:
+    """One round of :func:`fold_constants`; whether it folded anything."""
     import onnx
     from onnx import numpy_helper
     from onnx.reference import ReferenceEvaluator
@@ -129,7 +143,7 @@ def _fold_constants(m: Any) -> None:
     try:
         inferred = onnx.shape_inference.infer_shapes(m)
     except (onnx.shape_inference.InferenceError, ValueError):
-        return  # the importer reports what it cannot take
+        return False  # the importer reports what it cannot take
     static: dict[str, list[int]] = {}
     for vi in (*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output):
         dims = vi.type.tensor_type.shape.dim
@@ -168,6 +182,7 @@ def _fold_constants(m: Any) -> None:
         del m.graph.node[:]
         m.graph.node.extend(keep)
         m.graph.initializer.extend(folded)
+    return bool(folded)
 
 
 def _plain_forms(m: Any) -> None:

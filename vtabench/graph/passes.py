@@ -12,7 +12,10 @@ steps, none of which looks at argument positions:
    every placed producer *and* consumer is VTA, else CPU. Each round looks at the full
    neighbour sets, so the result does not depend on the order of arguments or of bindings
    (post-DFS propagation that takes the first argument's device is what the cloud RFC found
-   wrong on ResNet-50's first residual block).
+   wrong on ResNet-50's first residual block). A per-channel scale and shift (a depthwise
+   1x1 conv: the affine rewrite's form) whose producers and consumers all end up on the CPU
+   joins them (:func:`_isolated_affine`): on VTA it would be a device program, a sync, of
+   its own; on the CPU it runs its integer form, the same bits. Then propagation runs again.
 3. *Copies*: every edge whose ends sit on different devices gets one copy node per (tensor,
    destination device), shared by every consumer on that side.
 
@@ -275,6 +278,41 @@ def place(g: Graph) -> None:
     cons = {name: g.consumers(name) for name in g.order}
     outputs = set(g.outputs)
     dev: dict[str, str] = {k: next(iter(v)) for k, v in allowed.items() if len(v) == 1}
+    while True:
+        _propagate(g, allowed, dev, cons, outputs)
+        moved = [name for name in g.order if dev.get(name) == VTA and _isolated_affine(
+            g.nodes[name], dev, cons[name], name in outputs)]
+        if not moved:
+            break
+        for name in moved:
+            allowed[name] = {CPU}
+            dev[name] = CPU
+            g.nodes[name].spec = None
+            g.nodes[name].reason = ("a per-channel scale and shift between CPU nodes: on VTA "
+                                    "a device program (a sync) of its own")
+    for name in g.order:
+        n = g.nodes[name]
+        n.device = dev.get(name, CPU)
+        if n.device == CPU and not n.reason and n.op not in ("input", "copy"):
+            n.reason = ("no VTA pattern: CPU (llvm)" if not n.vta_op
+                        else "placed with its neighbours")
+
+
+def _isolated_affine(n: Node, dev: dict[str, str], consumers: list[str], output: bool) -> bool:
+    """A depthwise 1x1 conv (one multiply-add per element) whose producers and consumers are
+    all placed on the CPU."""
+    if n.op != "conv2d" or n.q is None or n.q.weight is None or n.q.transposed or output:
+        return False
+    o, i, kh, kw = n.q.weight.shape
+    if (i, kh, kw) != (1, 1, 1) or n.q.groups != o or not consumers:
+        return False
+    return all(dev.get(p) == CPU for p in n.inputs) and all(dev.get(c) == CPU
+                                                            for c in consumers)
+
+
+def _propagate(g: Graph, allowed: dict[str, set[str]], dev: dict[str, str],
+               cons: dict[str, list[str]], outputs: set[str]) -> None:
+    """Step 2 of the placement rule, to a fixpoint (``dev`` updated)."""
     changed = True
     while changed:
         changed = False
@@ -295,12 +333,6 @@ def place(g: Graph) -> None:
             if dev.get(name) != new:
                 dev[name] = new
                 changed = True
-    for name in g.order:
-        n = g.nodes[name]
-        n.device = dev.get(name, CPU)
-        if n.device == CPU and not n.reason and n.op not in ("input", "copy"):
-            n.reason = ("no VTA pattern: CPU (llvm)" if not n.vta_op
-                        else "placed with its neighbours")
 
 
 def _maxpool_spec(g: Graph, n: Node, cfg: Config) -> Any:

@@ -282,8 +282,19 @@ def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int
             qp.stride = int(a.strides[0])
             if int(a.strides[1]) != qp.stride:
                 qp.stride_w = int(a.strides[1])
-            qp.pad = int(a.padding[0])
-            ok = (len({int(p) for p in a.padding}) == 1 and all(int(d) == 1 for d in a.dilation)
+            top, left, bottom, right = (int(p) for p in a.padding)
+            if top == bottom and left == right and top != left:
+                # pads (p, q) as (r, r), r = max(p, q): zero rows (or columns) on both sides
+                # of the kernel cover the extra padding, and the taps stay the same (the
+                # recognizer's 1 x 3 convs, pads (0, 1), on maps of height 1)
+                d = abs(top - left)
+                rows = (d, d) if left > top else (0, 0)
+                cols = (0, 0) if left > top else (d, d)
+                qp.weight = np.pad(qp.weight, ((0, 0), (0, 0), rows, cols))
+                qp.key = f"{kind}_{_fingerprint(qp.weight, b, ws)}"
+                top = bottom = left = right = max(top, left)
+            qp.pad = top
+            ok = (len({top, left, bottom, right}) == 1 and all(int(d) == 1 for d in a.dilation)
                   and str(a.data_layout) == "NCHW" and str(a.kernel_layout) == "OIHW")
             qp.groups = int(a.groups)
             if not ok:

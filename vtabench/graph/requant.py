@@ -125,7 +125,9 @@ def choose(r: np.ndarray, bound: np.ndarray, ymax: int = 256) -> Requant:
         for shift in range(32):
             t = pre + shift
             m = np.rint(r * 2.0 ** t)
-            if np.any(m > INT32_MAX) or np.any((m == 0) & (r > 0)):
+            # a multiplier of 0 only where every output rounds to 0 anyway (|acc r| < 1/2:
+            # a dead channel, its weight scale ~1e-38, as onnxruntime quantizes all zeros)
+            if np.any(m > INT32_MAX) or np.any((m == 0) & (r * bound >= 0.5)):
                 continue
             rnd = 1 << max(shift - 1, 0)
             clamp = np.zeros(0)
