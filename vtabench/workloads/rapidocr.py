@@ -105,9 +105,25 @@ def detector_model() -> Any:
 
 def recognizer_model() -> Any:
     """The float text recognizer (PP-OCRv4's SVTR-style CRNN with a CTC head) as a ModelProto,
-    its input shape fixed (:func:`recognizer_shape`); its output is (1, T, classes), the
-    per-column class probabilities (T = W / 8 = 40 columns at width 320)."""
-    return _fixed_model(RECOGNIZER, recognizer_shape())
+    its input shape fixed (:func:`recognizer_shape`) and its opset raised from 12 to 13 (the
+    version converter: the same operators, and ``DequantizeLinear`` gets the ``axis`` that
+    per-channel weight scales need; with per-tensor scales the int8 model reads none of the
+    rendered lines); its output is (1, T, classes), the per-column class probabilities
+    (T = W / 8 = 40 columns at width 320)."""
+    from onnx import version_converter
+
+    return version_converter.convert_version(_fixed_model(RECOGNIZER, recognizer_shape()), 13)
+
+
+def quantize_recognizer() -> Any:
+    """The recognizer quantized as the tests and docs use it: onnxruntime's ``quantize_static``
+    on 16 rendered lines (:func:`text_strings`, seed 1), per-channel int8 weights, symmetric
+    int8 activations, percentile calibration (minmax, onnxruntime's default, leaves the int8
+    model reading a stray character at the end of most lines; per-tensor weights, none)."""
+    from vtabench.workloads.quantize import quantize
+
+    return quantize(recognizer_model(), text_strings(16, seed=1)[0], per_channel=True,
+                    calibration="percentile")
 
 
 def dictionary() -> tuple[str, ...]:
