@@ -156,13 +156,25 @@ def task(name: str) -> Task:
     raise ValueError(f"--models {name}: one of {', '.join(model_names())}")
 
 
+def _counted(n: dict[str, Any], device: str) -> bool:
+    """A manifest node on ``device`` as ``vtabench compile`` counts them (no copies, no
+    inputs)."""
+    return n["device"] == device and n["op"] not in ("copy", "input")
+
+
 def placement(manifest: dict[str, Any]) -> tuple[int, int]:
-    """Nodes on VTA and on the CPU, counted as ``vtabench compile`` prints them (no copies,
-    no inputs)."""
-    nodes = manifest["nodes"]
-    vta = sum(1 for n in nodes if n["device"] == "vta" and n["op"] != "copy")
-    cpu = sum(1 for n in nodes if n["device"] == "cpu" and n["op"] not in ("copy", "input"))
-    return vta, cpu
+    """Nodes on VTA and on the CPU."""
+    return tuple(sum(_counted(n, d) for n in manifest["nodes"]) for d in ("vta", "cpu"))
+
+
+def cpu_ops(manifest: dict[str, Any]) -> dict[str, int]:
+    """The CPU nodes by operator and reason ("op: reason"), how many of each."""
+    counts: dict[str, int] = {}
+    for n in manifest["nodes"]:
+        if _counted(n, "cpu"):
+            key = f"{n['op']}: {n.get('reason') or 'no VTA pattern'}"
+            counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 def digest(outputs: list[np.ndarray]) -> str:
@@ -217,7 +229,8 @@ def measure(name: str, quant: str, targets: list[str], count: int, cfg: str,
     st = pkg.manifest["stats"]
     vta, cpu = placement(pkg.manifest)
     row.update(nodes_vta=vta, nodes_cpu=cpu, syncs=st["syncs_per_inference"], insns=st["insns"],
-               macs=st["macs_conv_gemm"], macs_vta=st["macs_conv_gemm_vta"])
+               macs=st["macs_conv_gemm"], macs_vta=st["macs_conv_gemm_vta"],
+               cpu_ops=cpu_ops(pkg.manifest))
     log(f"{name}/{quant}: compiled in {row['compile_s']:.1f} s: {vta} nodes on VTA, {cpu} on "
         f"the CPU, {st['macs_conv_gemm_vta'] / max(st['macs_conv_gemm'], 1):.1%} of "
         f"{st['macs_conv_gemm'] / 1e9:.3f} GMAC on VTA, {row['syncs']} sync(s)")

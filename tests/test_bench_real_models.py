@@ -142,6 +142,18 @@ def test_bit_identity_and_merge() -> None:
                      ("detector", "vtabench")]
 
 
+def test_placement_counts_as_vtabench_compile() -> None:
+    """Copies and inputs are no nodes of either side; CPU nodes are named with their reason."""
+    bench = _bench()
+    man = {"nodes": [{"device": "vta", "op": "conv2d"}, {"device": "vta", "op": "copy"},
+                     {"device": "cpu", "op": "input"}, {"device": "cpu", "op": "copy"},
+                     {"device": "cpu", "op": "relax.nn.softmax"},
+                     {"device": "cpu", "op": "conv2d", "reason": "groups"},
+                     {"device": "cpu", "op": "conv2d", "reason": "groups"}]}
+    assert bench.placement(man) == (1, 3)
+    assert bench.cpu_ops(man) == {"conv2d: groups": 2, "relax.nn.softmax: no VTA pattern": 1}
+
+
 def test_bad_arguments_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     bench = _bench()
     for argv, what in ((["--models", "lenet"], "--models lenet: one of classifier"),
