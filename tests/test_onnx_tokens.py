@@ -122,7 +122,8 @@ def test_no_tokens_no_rewrite():
     assert tokens_to_nchw(r) == 0 and r == m
 
 
-@pytest.mark.parametrize("head", [False, True], ids=["block", "head"])
+@pytest.mark.parametrize("head", [False, pytest.param(True, marks=pytest.mark.slow)],
+                         ids=["block", "head"])
 def test_block_on_vta(head):
     """Compiled (symmetric int8): every Linear layer a conv on VTA, the 1 x 3 conv on VTA, the
     LayerNorm's epsilon Add (a one-channel scale and shift between CPU nodes) on the CPU with
