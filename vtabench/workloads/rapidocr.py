@@ -1,6 +1,6 @@
-"""Real pretrained networks from a wheel: PaddleOCR's text-direction classifier and text
-detector as the ``rapidocr_onnxruntime`` package (1.4.4, a test dependency) ships them, and
-inputs for them.
+"""Real pretrained networks from a wheel: PaddleOCR's text-direction classifier, text
+detector and text recognizer as the ``rapidocr_onnxruntime`` package (1.4.4, a test
+dependency) ships them, and inputs for them.
 
 The models are read from the installed package (``importlib``), never downloaded. Their inputs
 are dynamic (batch, height, width); :func:`classifier_model` fixes the classifier's to the shape
@@ -13,6 +13,10 @@ degrees (the label), and normalizes it as the package's ``TextClassifier.resize_
 (height 48, width by the aspect ratio up to 192, ``(x / 255 - 0.5) / 0.5``, zero padding right).
 :func:`text_scenes` pastes such lines onto a white page of the detector's shape and normalizes
 it as ``DetPreProcess.normalize`` does (mean and std 0.5: the same formula).
+:func:`recognizer_model` fixes the recognizer's input to ``Rec.rec_img_shape`` (3 x 48 x 320);
+:func:`text_strings` renders strings for it (normalized as ``TextRecognizer.resize_norm_img``
+does: the same formula as the classifier's, at the recognizer's shape) and
+:func:`ctc_decode` reads its output with the dictionary the model carries in its metadata.
 """
 
 from __future__ import annotations
