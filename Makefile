@@ -83,6 +83,7 @@ bench: $(STAMP)
 	$(BIN)/vtabench compile --config $(CONFIG) --no-profile -o results/resnet18-$(CONFIG).vtapkg results/resnet18.onnx
 	$(BIN)/python bench/bench_opencl.py package results/resnet18-$(CONFIG).vtapkg --platform "$(PLATFORM)" --runs 3 --json results/bench_opencl.json
 	$(BIN)/python bench/bench_opencl.py random --config $(CONFIG) --platform "$(PLATFORM)" --count 2000 --json results/bench_opencl_random.json
+	$(BIN)/python bench/bench_real_models.py --config $(CONFIG) --json results/bench_real_models.json
 
 smoke: $(STAMP)
 	$(BIN)/vtabench smoke --target opencl --platform "$(PLATFORM)" --config $(CONFIG)
