@@ -169,3 +169,33 @@ def test_unequal_pads_and_a_dead_channel(kernel, pads, hw):
     inputs = [rng.standard_normal((1, 3, *hw)).astype(np.float32) for _ in range(2)]
     outs, refs, _, lw = _layerwise(pkg, q, inputs, ref=reference_package(q, CFG))
     assert_exact_and_within_a_step(pkg, outs, refs, lw)
+
+
+def test_a_near_dead_channel_with_a_bias_needs_no_wide_pre_shift():
+    """One output channel of a 3 x 3 conv has weights about 1e-7 and a bias: per-channel
+    weight scales put its requantization scale some 2^22 below the others', and its
+    accumulator near 1e9 (the bias). One shared shift needs a pre-shift of 7 bits, rounding every
+    channel twice; the channel's output is all but a constant (its input moves it by 0.0004
+    of a step), so it is multiplied by 0 and its constant added after the requantization: the
+    others keep their precision, within one step of onnxruntime, bit-identical to the integer
+    reference (PaddleOCR's recognizer has such channels: docs/graph.md)."""
+    b = _Builder(12)
+    x = b.conv("x", 3, 18, 1)
+    w = b.rng.standard_normal((18, 18, 3, 3)) * 0.3
+    w[5] *= 3e-7
+    bias = b.rng.standard_normal(18) * 0.1
+    bias[5] = 0.1
+    y = b.op("Conv", [x, b.const(w), b.const(bias)], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    m = _model(b.nodes, b.inits, (1, 3, 7, 9), y, (1, 18, 7, 9))
+    q = quantize(m, calibration_set(m, 8), per_channel=True)
+    pkg = compile_model(q, CFG)
+    assert len(pkg.programs) == 1, cpu_nodes(pkg)
+    epilogue = [n for n in pkg.manifest["nodes"] if n.get("epilogue")][-1]["epilogue"]
+    # bias, then the pre-shift if any: 7 bits when channel 5 shares the shift (its worst case
+    # 0.31 steps for every channel), 1 with it constant (0.004 steps, as other layers take)
+    assert epilogue[1][0] != "shift" or epilogue[1][1] <= 1, epilogue
+    rng = np.random.default_rng(3)
+    inputs = [rng.standard_normal((1, 3, 7, 9)).astype(np.float32) for _ in range(2)]
+    outs, refs, _, lw = _layerwise(pkg, q, inputs, ref=reference_package(q, CFG))
+    assert_exact_and_within_a_step(pkg, outs, refs, lw)
+    assert np.all(outs[0][0][0, 5] != 0)  # the constant is there (r * bias = 0.55 steps)

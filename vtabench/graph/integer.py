@@ -25,7 +25,7 @@ residual Add (other operand ``r``, output ``o``):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -93,6 +93,20 @@ def _acc_bound(q: QParams, pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
     return np.maximum(np.abs(top), np.abs(bottom)) + np.abs(q.bias.astype(np.int64))
 
 
+def _constant_channels(r: np.ndarray, bias: np.ndarray, swing: np.ndarray) -> np.ndarray | None:
+    """Channels whose output is all but a nonzero constant (``swing``: the largest |accumulator
+    - bias| an input gives; it moves the real output by less than half a step), or None when
+    there is none. Trained models leave such channels: PaddleOCR's recognizer has depthwise
+    convs whose near-dead channels carry weight scales about 1e-9 and biases about 1e9 in
+    accumulator units. Their ``r`` is some 2^24 below the other channels', which one shared
+    shift serves only with a pre-shift that rounds every channel twice (two steps off
+    onnxruntime). Multiplied by 0, with ``round(r * bias)`` added after the requantization,
+    they are off by at most ``r * swing`` (the caller takes this form only where that worst
+    case is below the pre-shift's), and the other channels keep one rounding."""
+    const = (r * swing < 0.5) & (np.floor(r * bias + 0.5) != 0)
+    return const if np.any(const) else None
+
+
 def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
     """The integer form of conv2d / dense / avgpool parameters ``q`` (``in_hw``: the input's
     height and width). A global average pool is the sum over the map (weights 1, scale
@@ -145,13 +159,27 @@ def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
         operands[len(ops)] = np.broadcast_to(scale, (o, *scale.shape)).astype(np.int32)
         ops.append(("map_mul",))
         bound = bound * int(scale.max())
-    r = q.x.scale * np.asarray(q.w_scale, np.float64) / q.y.scale
+    r = np.broadcast_to(q.x.scale * np.asarray(q.w_scale, np.float64) / q.y.scale, (o,))
     ymax = max(abs(q.lo - q.y.zero), abs(q.hi - q.y.zero)) + 1
     rq = choose(r, bound, ymax)
+    const = _constant_channels(r, bias, bound - np.abs(bias)) \
+        if rq.pre and ops[0] == ("bias",) else None
+    if const is not None:
+        rq_const = choose(np.where(const, 0.0, r), bound, ymax)
+        error = max(rq_const.error, float((r * (bound - np.abs(bias)))[const].max()))
+        if error < rq.error:
+            rq = replace(rq_const, error=error)
+        else:
+            const = None
     for op, vec in rq.ops():
         if vec is not None:
             operands[len(ops)] = np.broadcast_to(vec, (o,)).astype(np.int32)
         ops.append(op)
+    if const is not None:  # their multiplier is 0: add the output they all but always give
+        level = np.where(const, np.floor(r * bias + 0.5), 0).astype(np.int64)
+        _check_int32(level, "constant channels' output")
+        operands[len(ops)] = level.astype(np.int32)
+        ops.append(("bias",))
     if q.add_out is None:
         _imm_or_vector(q.y.zero_stored, o, ops, operands)
         ops.append(("clip", q.lo - q.y.offset, q.hi - q.y.offset))
