@@ -3,8 +3,9 @@ divide the output, bit-identical to the llvm build of the same TE on every targe
 tiler's rule for choosing them (docs/compiler.md, "Tiling").
 
 Odd shapes throughout: prime output sizes, H != W, stride 2, padding, full-shape epilogue
-operands (a residual and a bias map are cut like the output). The fsim cases are fast; one case
-runs on opencl (PoCL) and one on the RTL (slow: it builds the simulator once).
+operands (a residual and a bias map are cut like the output). Four fsim cases are fast, two more
+(a bias map, a 1x1 without padding) slow; two cases run on opencl (PoCL) and one on the RTL
+(slow: it builds the simulator once).
 """
 
 from __future__ import annotations
@@ -78,7 +79,11 @@ def _check(target: str, case_ids: list[str]) -> None:
         assert res.syncs == 1
 
 
-@pytest.mark.parametrize("case_id", [c[0] for c in CASES])
+_SLOW = ("conv3x3_s1_p1_13x17_bias_map", "conv1x1_11x13_mul")
+
+
+@pytest.mark.parametrize("case_id", [pytest.param(c[0], marks=pytest.mark.slow) if c[0] in _SLOW
+                                     else c[0] for c in CASES])
 def test_ragged_on_fsim(case_id):
     _check("fsim", [case_id])
 
