@@ -20,8 +20,8 @@ from vtabench.compiler.lowering import lower
 from vtabench.compiler.ops import Conv2dSpec, DenseSpec, OpTE, op_te
 from vtabench.compiler.program_count import program_instructions
 from vtabench.compiler.ragged import domain_guards
-from vtabench.compiler.tiling import (Tiling, check_tiling, choose_tiling, is_ragged,
-                                      schedule_op)
+from vtabench.compiler.tiling import (Tiling, check_tiling, is_ragged, schedule_op,
+                                      tiling_options)
 from vtabench.compiler.walker import Emitter
 
 if TYPE_CHECKING:
@@ -112,12 +112,11 @@ def compile_op(spec: Conv2dSpec | DenseSpec, cfg: Config, *, double_buffer: bool
     if tiling is not None:
         check_tiling(spec, tiling)
         return _compile(spec, cfg, op, tiling, double_buffer)
-    t = choose_tiling(spec, cfg, double_buffer)
+    t, even_t = tiling_options(spec, cfg, double_buffer)
     compiled = _compile(spec, cfg, op, t, double_buffer)
-    if not is_ragged(spec, t):
+    if t == even_t:
         return compiled
-    even = _compile(spec, cfg, op, choose_tiling(spec, cfg, double_buffer, ragged_tiles=False),
-                    double_buffer)
+    even = _compile(spec, cfg, op, even_t, double_buffer)
     if program_instructions(compiled) <= program_instructions(even):
         return compiled
     return even

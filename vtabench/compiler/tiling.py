@@ -26,6 +26,7 @@ raises :class:`CompileError` naming the buffer and the sizes.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -136,55 +137,70 @@ def choose_conv_tiling(spec: Conv2dSpec, cfg: Config, double_buffer: bool = True
                        ragged_tiles: bool = True) -> Tiling:
     """The cheapest tiling by :func:`_conv_cost` among those whose rows and columns divide the
     output; with ``ragged_tiles``, one whose rows or columns do not (a smaller last tile)
-    instead where :func:`_pick` prefers it."""
+    instead where :func:`_options` prefers it."""
+    even, ragged_ = _conv_options(spec, cfg, double_buffer, ragged_tiles)
+    return ragged_ or even
+
+
+#: ``cands(sizes, below)`` of :func:`_options`.
+Candidates = Callable[[Callable[[int], list[int]], int | None],
+                      Iterator[tuple[float, int, Tiling]]]
+
+
+def _conv_options(spec: Conv2dSpec, cfg: Config, double_buffer: bool,
+                  ragged_tiles: bool) -> tuple[Tiling, Tiling | None]:
     spec.check(cfg)
     slots = 2 if double_buffer else 1
     O, C = spec.o // cfg.block_out, spec.c // cfg.block_in
-    Ho, Wo = spec.out_h, spec.out_w
-    sizes = tile_sizes if ragged_tiles else divisors
-    best = None
     # the whole kernel per chunk, or (only when that fits nowhere, and for a blockwise conv:
     # a global average pool over a large map) fewer of its rows
     rows = [d for d in reversed(divisors(spec.k)) if d < spec.k] if spec.blockwise else []
     for kh in [0] + rows:
-        cands = []
-        for to, tc, th, tw in itertools.product(divisors(O), [1] if spec.blockwise else
-                                                divisors(C), sizes(Ho), sizes(Wo)):
-            t = Tiling(oc=to, ic=tc, h=th, w=tw, kh=kh)
-            if is_ragged(spec, t) and not _ragged_pad_fits(spec, t):
-                continue
-            fp = conv_footprint(spec, t)
-            if _fits(cfg, fp, slots) is not None:
-                continue
-            cands.append((_conv_cost(spec, cfg, t, fp), O // to * _pixel_tiles(spec, t), t))
-        best = _pick(spec, cands)
-        if best is not None:
-            break
-    if best is None:
-        t = Tiling(oc=1, ic=1, h=1, w=1)
-        why = _fits(cfg, conv_footprint(spec, t), slots)
-        raise CompileError(f"{spec.name}: no tiling fits {cfg.name}: even the smallest tile "
-                           f"(1 output block, 1 input block, 1x1 pixels) overflows the {why}")
-    return best
+        def cands(sizes: Callable[[int], list[int]], below: int | None,
+                  kh: int = kh) -> Iterator[tuple[float, int, Tiling]]:
+            for to, tc, th, tw in itertools.product(divisors(O), [1] if spec.blockwise else
+                                                    divisors(C), sizes(spec.out_h),
+                                                    sizes(spec.out_w)):
+                t = Tiling(oc=to, ic=tc, h=th, w=tw, kh=kh)
+                tiles = O // to * _pixel_tiles(spec, t)
+                if below is not None and not _ragged_candidate(spec, t, tiles, below):
+                    continue
+                fp = conv_footprint(spec, t)
+                if _fits(cfg, fp, slots) is None:
+                    yield _conv_cost(spec, cfg, t, fp), tiles, t
+        options = _options(cands, ragged_tiles)
+        if options is not None:
+            return options
+    t = Tiling(oc=1, ic=1, h=1, w=1)
+    why = _fits(cfg, conv_footprint(spec, t), slots)
+    raise CompileError(f"{spec.name}: no tiling fits {cfg.name}: even the smallest tile "
+                       f"(1 output block, 1 input block, 1x1 pixels) overflows the {why}")
 
 
 def _pixel_tiles(spec: Conv2dSpec | MaxPoolSpec, t: Tiling) -> int:
     return -(-spec.out_h // t.h) * -(-spec.out_w // t.w)
 
 
-def _pick(spec: Conv2dSpec | MaxPoolSpec,
-          cands: list[tuple[float, int, Tiling]]) -> Tiling | None:
-    """From (cost, tiles, tiling) in enumeration order: the cheapest tiling whose rows and
-    columns divide the output (the first of equal costs); a ragged one instead only if it is
-    strictly cheaper *and* needs fewer tiles. Ragged tiles are for dimensions whose divisors
-    force small tiles (a prime size); a ragged tiling with as many tiles only reshapes them,
-    and leaving those out keeps the programs of layers that tile evenly as they were."""
-    even = min((c for c in cands if not is_ragged(spec, c[2])), key=lambda c: c[0],
-               default=None)
-    ragged_ = min((c for c in cands if is_ragged(spec, c[2]) and (
-        even is None or (c[0] < even[0] and c[1] < even[1]))), key=lambda c: c[0], default=None)
-    best = ragged_ or even
-    return None if best is None else best[2]
+def _ragged_candidate(spec: Conv2dSpec | MaxPoolSpec, t: Tiling, tiles: int, below: int) -> bool:
+    return is_ragged(spec, t) and tiles < below and _ragged_pad_fits(spec, t)
+
+
+def _options(cands: Candidates, ragged_tiles: bool) -> tuple[Tiling, Tiling | None] | None:
+    """``cands(sizes, below)`` yields (cost, tiles, tiling) of the tilings that fit, in
+    enumeration order, with rows / columns from ``sizes``; with ``below``, only ragged ones of
+    fewer tiles. Returns the cheapest tiling whose rows and columns divide the output (the
+    first of equal costs) and a ragged one that is strictly cheaper *and* needs fewer tiles, or
+    None; None when nothing fits. Ragged tiles are for dimensions whose divisors force small
+    tiles (a prime size); a ragged tiling with as many tiles only reshapes them, and leaving
+    those out keeps the programs of layers that tile evenly as they were."""
+    even = min(cands(divisors, None), key=lambda c: c[0], default=None)
+    if even is None:
+        return None
+    if not ragged_tiles:
+        return even[2], None
+    ragged_ = min((c for c in cands(tile_sizes, even[1]) if c[0] < even[0]),
+                  key=lambda c: c[0], default=None)
+    return even[2], None if ragged_ is None else ragged_[2]
 
 
 def is_ragged(spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec | ConvTransposeSpec,
@@ -278,35 +294,44 @@ def choose_pool_tiling(spec: MaxPoolSpec, cfg: Config, double_buffer: bool = Tru
                        ragged_tiles: bool = True) -> Tiling:
     """Channel blocks and output rows / columns per tile; the padded input tile and the output
     tile both live in the accumulator buffer. Like a conv's: ragged rows / columns where
-    :func:`_pick` prefers them."""
+    :func:`_options` prefers them."""
+    even, ragged_ = _pool_options(spec, cfg, double_buffer, ragged_tiles)
+    return ragged_ or even
+
+
+def _pool_options(spec: MaxPoolSpec, cfg: Config, double_buffer: bool,
+                  ragged_tiles: bool) -> tuple[Tiling, Tiling | None]:
     spec.check(cfg)
     slots = 2 if double_buffer else 1
     C, Ho, Wo = spec.c // cfg.block_in, spec.out_h, spec.out_w
-    sizes = tile_sizes if ragged_tiles else divisors
-    cands = []
-    for tc, th, tw in itertools.product(divisors(C), sizes(Ho), sizes(Wo)):
-        t = Tiling(oc=tc, ic=1, h=th, w=tw)
-        if is_ragged(spec, t) and not _ragged_pad_fits(spec, t):
-            continue
-        ih, iw = (th - 1) * spec.stride + spec.k, (tw - 1) * spec.stride + spec.k
-        fp = Footprint(inp=0, wgt=0, acc=tc * (ih * iw + th * tw),
-                       uops=uop_count([tc, th, tw]))
-        if _fits(cfg, fp, slots) is not None:
-            continue
-        cost = 0
-        for h, nh in tile_classes(Ho, th):
-            for w, nw in tile_classes(Wo, tw):
-                ih = (h - 1) * spec.stride + spec.k
-                iw = (w - 1) * spec.stride + spec.k
-                rows = tc * h if w < tw else 0  # one STORE per row of a narrower tile
-                cost += (C // tc) * nh * nw * (tc * ih * iw * cfg.acc_elem_bytes // 4 + 100
-                                               + 20 * (tc * ih + rows))
-        cands.append((cost, C // tc * _pixel_tiles(spec, t), t))
-    best = _pick(spec, cands)
-    if best is None:
+
+    def cands(sizes: Callable[[int], list[int]],
+              below: int | None) -> Iterator[tuple[float, int, Tiling]]:
+        for tc, th, tw in itertools.product(divisors(C), sizes(Ho), sizes(Wo)):
+            t = Tiling(oc=tc, ic=1, h=th, w=tw)
+            tiles = C // tc * _pixel_tiles(spec, t)
+            if below is not None and not _ragged_candidate(spec, t, tiles, below):
+                continue
+            ih, iw = (th - 1) * spec.stride + spec.k, (tw - 1) * spec.stride + spec.k
+            fp = Footprint(inp=0, wgt=0, acc=tc * (ih * iw + th * tw),
+                           uops=uop_count([tc, th, tw]))
+            if _fits(cfg, fp, slots) is not None:
+                continue
+            cost = 0
+            for h, nh in tile_classes(Ho, th):
+                for w, nw in tile_classes(Wo, tw):
+                    ih = (h - 1) * spec.stride + spec.k
+                    iw = (w - 1) * spec.stride + spec.k
+                    rows = tc * h if w < tw else 0  # one STORE per row of a narrower tile
+                    cost += (C // tc) * nh * nw * (tc * ih * iw * cfg.acc_elem_bytes // 4 + 100
+                                                   + 20 * (tc * ih + rows))
+            yield cost, tiles, t
+
+    options = _options(cands, ragged_tiles)
+    if options is None:
         raise CompileError(f"{spec.name}: no tiling fits {cfg.name}: a one-pixel tile's "
                            f"{spec.k}x{spec.k} window overflows the accumulator buffer")
-    return best
+    return options
 
 
 def choose_upsample_tiling(spec: UpsampleSpec, cfg: Config,
@@ -365,15 +390,27 @@ def choose_tiling(spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec | Co
                   cfg: Config, double_buffer: bool = True, ragged_tiles: bool = True) -> Tiling:
     """The tiling of an operator; ``ragged_tiles=False`` keeps to tiles that divide (only
     convs and max pools have ragged ones)."""
+    return tiling_options(spec, cfg, double_buffer, ragged_tiles)[0]
+
+
+def tiling_options(spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec | ConvTransposeSpec,
+                   cfg: Config, double_buffer: bool = True,
+                   ragged_tiles: bool = True) -> tuple[Tiling, Tiling]:
+    """(the chosen tiling, the best one whose tiles divide): the same tiling twice unless the
+    choice is ragged."""
     if isinstance(spec, Conv2dSpec):
-        return choose_conv_tiling(spec, cfg, double_buffer, ragged_tiles)
+        even, ragged_ = _conv_options(spec, cfg, double_buffer, ragged_tiles)
+        return ragged_ or even, even
     if isinstance(spec, MaxPoolSpec):
-        return choose_pool_tiling(spec, cfg, double_buffer, ragged_tiles)
+        even, ragged_ = _pool_options(spec, cfg, double_buffer, ragged_tiles)
+        return ragged_ or even, even
     if isinstance(spec, UpsampleSpec):
-        return choose_upsample_tiling(spec, cfg, double_buffer)
-    if isinstance(spec, ConvTransposeSpec):
-        return choose_conv_transpose_tiling(spec, cfg, double_buffer)
-    return choose_dense_tiling(spec, cfg, double_buffer)
+        t = choose_upsample_tiling(spec, cfg, double_buffer)
+    elif isinstance(spec, ConvTransposeSpec):
+        t = choose_conv_transpose_tiling(spec, cfg, double_buffer)
+    else:
+        t = choose_dense_tiling(spec, cfg, double_buffer)
+    return t, t
 
 
 # ---------------------------------------------------------------------------------------------
