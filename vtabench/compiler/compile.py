@@ -112,14 +112,23 @@ def compile_op(spec: Conv2dSpec | DenseSpec, cfg: Config, *, double_buffer: bool
     if tiling is not None:
         check_tiling(spec, tiling)
         return _compile(spec, cfg, op, tiling, double_buffer)
+    key = (spec, cfg, double_buffer)
+    if key in _ragged_checked:  # a layer of the same shape was checked before
+        return _compile(spec, cfg, op, _ragged_checked[key], double_buffer)
     t, even_t = tiling_options(spec, cfg, double_buffer)
     compiled = _compile(spec, cfg, op, t, double_buffer)
     if t == even_t:
         return compiled
     even = _compile(spec, cfg, op, even_t, double_buffer)
-    if program_instructions(compiled) <= program_instructions(even):
-        return compiled
-    return even
+    if program_instructions(compiled) > program_instructions(even):
+        compiled = even
+    _ragged_checked[key] = compiled.tiling
+    return compiled
+
+
+#: (spec, configuration, double buffering) -> the tiling compile_op's instruction check kept,
+#: for specs whose cost-model choice is ragged.
+_ragged_checked: dict[tuple[Any, ...], Tiling] = {}
 
 
 def _compile(spec: Conv2dSpec | DenseSpec, cfg: Config, op: OpTE, t: Tiling,

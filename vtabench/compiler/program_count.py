@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from vtabench.compiler.walker import TileBudget
 from vtabench.drivers.api import Device, DeviceError, RunResult
 from vtabench.runtime import Runtime
+from vtabench.spec.isa.insn import INSN_BYTES
 
 if TYPE_CHECKING:
     from vtabench.compiler.compile import CompiledOp
@@ -35,12 +37,21 @@ class DiscardDevice(Device):
         return RunResult(insn_count, 0.0, {})
 
 
+#: Room for any one operator's program: no checkpoint of the emission syncs early, so the
+#: count is that of one program (and the emission needs no measured tile budget).
+_INSNS = 1 << 20
+_UOPS = 1 << 22
+
+
 def program_instructions(op: CompiledOp) -> int:
-    """Instructions of ``op``'s program run alone (one sync, FINISH included)."""
-    rt = Runtime(DiscardDevice(op.cfg))
-    bufs = {t.op.name: rt.alloc(int(np.prod([int(s) for s in t.shape]))
-                                * np.dtype(str(t.dtype)).itemsize) for t in op.te.inputs}
-    bufs["out"] = rt.alloc(int(np.prod(op.output_shape)))
-    op.emit(rt, bufs)
+    """Instructions of ``op``'s program run alone in one sync (FINISH included)."""
+    sizes = [int(np.prod([int(s) for s in t.shape])) * np.dtype(str(t.dtype)).itemsize
+             for t in op.te.inputs] + [int(np.prod(op.output_shape))]
+    room = sum(sizes) + _INSNS * INSN_BYTES + _UOPS * op.cfg.uop_elem_bytes + (len(sizes) + 2) * 4096
+    rt = Runtime(DiscardDevice(op.cfg, -(-room // 4096) * 4096), insn_capacity=_INSNS,
+                 uop_pool_uops=_UOPS)
+    bufs = {t.op.name: rt.alloc(n) for t, n in zip(op.te.inputs, sizes, strict=False)}
+    bufs["out"] = rt.alloc(sizes[-1])
+    op.emitter.emit(rt, bufs, budget=TileBudget(0, 0))
     rt.sync()
     return rt.stats.insns

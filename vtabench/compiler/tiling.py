@@ -19,8 +19,10 @@ The schedule (per operator) does what upstream VTA's TE schedules did, in s_tir:
 The tiling is chosen per layer and configuration (:func:`choose_conv_tiling`,
 :func:`choose_dense_tiling`) so that every on-chip buffer holds its tiles (times two with double
 buffering) and the micro-op kernels fit; weights or activations larger than a buffer are split
-along output channels, spatial rows/columns and reduction chunks. A layer with no valid tiling
-raises :class:`CompileError` naming the buffer and the sizes.
+along output channels, spatial rows/columns and reduction chunks. Convs and max pools may get
+ragged last tiles (rows / columns that do not divide the output, :mod:`vtabench.compiler.ragged`)
+where they win over the best dividing tiling. A layer with no valid tiling raises
+:class:`CompileError` naming the buffer and the sizes.
 """
 
 from __future__ import annotations
@@ -32,21 +34,21 @@ from typing import TYPE_CHECKING
 
 from tvm import s_tir, te
 
-from vtabench.compiler.intrin import intrin_names
 from vtabench.compiler import ragged
-from vtabench.compiler.ragged import divisors, tile_classes, tile_sizes
+from vtabench.compiler.intrin import intrin_names
 from vtabench.compiler.ops import (
     CHANNEL_OPERANDS,
     FULL_OPERANDS,
+    PAD_MAX,
     CompileError,
     Conv2dSpec,
     ConvTransposeSpec,
     DenseSpec,
     MaxPoolSpec,
-    PAD_MAX,
     OpTE,
     UpsampleSpec,
 )
+from vtabench.compiler.ragged import divisors, tile_classes, tile_sizes
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
@@ -192,7 +194,8 @@ def _options(cands: Candidates, ragged_tiles: bool) -> tuple[Tiling, Tiling | No
     first of equal costs) and a ragged one that is strictly cheaper *and* needs fewer tiles, or
     None; None when nothing fits. Ragged tiles are for dimensions whose divisors force small
     tiles (a prime size); a ragged tiling with as many tiles only reshapes them, and leaving
-    those out keeps the programs of layers that tile evenly as they were."""
+    those out keeps the programs of layers that tile evenly as they were. Only the model's
+    cheapest ragged tiling is offered (compile_op then checks it on the real program)."""
     even = min(cands(divisors, None), key=lambda c: c[0], default=None)
     if even is None:
         return None

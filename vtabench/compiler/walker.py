@@ -78,14 +78,19 @@ class Emitter:
         return TileBudget(max(seen.insns, whole) + _TOKEN_SLACK,
                           max(seen.uops, self.uop_bound()))
 
-    def emit(self, rt: InstructionSink, bindings: dict[str, DeviceBuffer]) -> None:
+    def emit(self, rt: InstructionSink, bindings: dict[str, DeviceBuffer], *,
+             budget: TileBudget | None = None) -> None:
+        """Queue the operator on ``rt``; ``budget``: what the tile checkpoints ask the runtime
+        to have room for (default: measured once, :meth:`measure`; a runtime whose instruction
+        buffer and micro-op pool hold the whole operator can take ``TileBudget(0, 0)``)."""
         missing = set(self.params) - set(bindings)
         if missing:
             raise CompileError(f"no device buffer bound to {', '.join(sorted(missing))}")
-        if self._budget is None:
-            self._budget = self.measure()
-        _Walk(self.cfg, self.analysis, self.layout, rt, bindings,
-              self._budget).visit(self.func.body)
+        if budget is None:
+            if self._budget is None:
+                self._budget = self.measure()
+            budget = self._budget
+        _Walk(self.cfg, self.analysis, self.layout, rt, bindings, budget).visit(self.func.body)
         rt.layer_end()
 
 
