@@ -31,6 +31,7 @@ from tvm import s_tir, tirx
 from vtabench.compiler.intrin import GEMM_OP
 from vtabench.compiler.onchip import ACC_SCOPE, SCOPES, scope, tile_scalars
 from vtabench.compiler.ops import IMM_MAX, IMM_MIN, CompileError
+from vtabench.compiler.ragged import loop_upper_bounds
 from vtabench.compiler.tir_expr import flat_index, is_int_imm, is_load, linear, strip_cast
 from vtabench.compiler.tir_visitor import OperatorVisitor
 from vtabench.spec.isa.layout import AluOp, MemType
@@ -55,11 +56,15 @@ class Access:
 
 @dataclass
 class Nest:
-    """A leaf nest: its block's name and the loops (extent > 1, outer first) it keeps."""
+    """A leaf nest: its block's name and the loops (extent > 1, outer first) it keeps; in an
+    operator with ragged tiles, ``upper``: each loop's inclusive upper bound (an expression in
+    the tile loops, None where unbounded; empty when the nest is never cut,
+    :mod:`vtabench.compiler.ragged`)."""
 
     name: str
     loops: list[tirx.For]
     extents: list[int]
+    upper: list[Any] = field(default_factory=list, kw_only=True)
 
 
 @dataclass
@@ -119,13 +124,17 @@ class OperatorAnalysis:
         return name
 
 
-def analyze(cfg: Config, func: tirx.PrimFunc) -> OperatorAnalysis:
-    return _Analyzer(cfg).run(func)
+def analyze(cfg: Config, func: tirx.PrimFunc,
+            guards: dict[str, Any] | None = None) -> OperatorAnalysis:
+    """``guards``: block name -> the condition under which it writes inside its buffers
+    (:func:`vtabench.compiler.ragged.domain_guards`; absent for operators whose tiles divide)."""
+    return _Analyzer(cfg, guards or {}).run(func)
 
 
 class _Analyzer(OperatorVisitor):
-    def __init__(self, cfg: Config) -> None:
+    def __init__(self, cfg: Config, guards: dict[str, Any]) -> None:
         self.cfg = cfg
+        self.guards = guards
         self.result = OperatorAnalysis()
         self._vthreads: int | None = None
 
@@ -163,8 +172,12 @@ class _Analyzer(OperatorVisitor):
         for lp in loops:
             if not (is_int_imm(lp.min) and int(lp.min.value) == 0):
                 raise CompileError(f"loop {lp.loop_var} of {name} does not start at 0")
-        loops = [lp for lp in loops if int(lp.extent) > 1]
-        self.result.nests[name] = self._classify(name, loops, blk)
+        kept = [lp for lp in loops if int(lp.extent) > 1]
+        nest = self._classify(name, kept, blk)
+        if name in self.guards:
+            nest.upper = loop_upper_bounds(name, self.guards[name], nest.loops,
+                                           [lp for lp in loops if int(lp.extent) == 1])
+        self.result.nests[name] = nest
 
     def _classify(self, name: str, loops: list[tirx.For], blk: s_tir.SBlock) -> Nest:
         body = blk.body

@@ -18,7 +18,10 @@ from tvm import te
 
 from vtabench.compiler.lowering import lower
 from vtabench.compiler.ops import Conv2dSpec, DenseSpec, OpTE, op_te
-from vtabench.compiler.tiling import Tiling, choose_tiling, schedule_op
+from vtabench.compiler.program_count import program_instructions
+from vtabench.compiler.ragged import domain_guards
+from vtabench.compiler.tiling import (Tiling, check_tiling, is_ragged, schedule_op,
+                                      tiling_options)
 from vtabench.compiler.walker import Emitter
 
 if TYPE_CHECKING:
@@ -102,9 +105,35 @@ def llvm_reference(op: OpTE, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 def compile_op(spec: Conv2dSpec | DenseSpec, cfg: Config, *, double_buffer: bool = True,
                tiling: Tiling | None = None) -> CompiledOp:
+    """Compile ``spec`` with ``tiling`` or the chosen one. A chosen tiling with a ragged last
+    tile is kept only if its program has at most as many instructions as the best tiling that
+    divides (the cost model's choice checked on the real program); else the latter."""
     op = op_te(spec, cfg)
-    t = tiling or choose_tiling(spec, cfg, double_buffer)
+    if tiling is not None:
+        check_tiling(spec, tiling)
+        return _compile(spec, cfg, op, tiling, double_buffer)
+    key = (spec, cfg, double_buffer)
+    if key in _ragged_checked:  # a layer of the same shape was checked before
+        return _compile(spec, cfg, op, _ragged_checked[key], double_buffer)
+    t, even_t = tiling_options(spec, cfg, double_buffer)
+    compiled = _compile(spec, cfg, op, t, double_buffer)
+    if t == even_t:
+        return compiled
+    even = _compile(spec, cfg, op, even_t, double_buffer)
+    if program_instructions(compiled) > program_instructions(even):
+        compiled = even
+    _ragged_checked[key] = compiled.tiling
+    return compiled
+
+
+#: (spec, configuration, double buffering) -> the tiling compile_op's instruction check kept,
+#: for specs whose cost-model choice is ragged.
+_ragged_checked: dict[tuple[Any, ...], Tiling] = {}
+
+
+def _compile(spec: Conv2dSpec | DenseSpec, cfg: Config, op: OpTE, t: Tiling,
+             double_buffer: bool) -> CompiledOp:
     sch = schedule_op(op, spec, cfg, t, double_buffer)
-    func = lower(sch.mod)
-    em = Emitter(cfg, func)
-    return CompiledOp(spec, cfg, op, t, double_buffer, sch, func, em)
+    guards = domain_guards(sch.mod) if is_ragged(spec, t) else None
+    em = Emitter(cfg, lower(sch.mod), guards)
+    return CompiledOp(spec, cfg, op, t, double_buffer, sch, em.func, em)

@@ -19,22 +19,27 @@ The schedule (per operator) does what upstream VTA's TE schedules did, in s_tir:
 The tiling is chosen per layer and configuration (:func:`choose_conv_tiling`,
 :func:`choose_dense_tiling`) so that every on-chip buffer holds its tiles (times two with double
 buffering) and the micro-op kernels fit; weights or activations larger than a buffer are split
-along output channels, spatial rows/columns and reduction chunks. A layer with no valid tiling
-raises :class:`CompileError` naming the buffer and the sizes.
+along output channels, spatial rows/columns and reduction chunks. Convs and max pools may get
+ragged last tiles (rows / columns that do not divide the output, :mod:`vtabench.compiler.ragged`)
+where they win over the best dividing tiling. A layer with no valid tiling raises
+:class:`CompileError` naming the buffer and the sizes.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tvm import s_tir, te
 
+from vtabench.compiler import ragged
 from vtabench.compiler.intrin import intrin_names
 from vtabench.compiler.ops import (
     CHANNEL_OPERANDS,
     FULL_OPERANDS,
+    PAD_MAX,
     CompileError,
     Conv2dSpec,
     ConvTransposeSpec,
@@ -43,6 +48,7 @@ from vtabench.compiler.ops import (
     OpTE,
     UpsampleSpec,
 )
+from vtabench.compiler.ragged import divisors, tile_classes, tile_sizes
 
 if TYPE_CHECKING:
     from vtabench.spec.config import Config
@@ -54,10 +60,6 @@ WGT = "local.wgt_buffer"
 #: A GEMM micro-op kernel may use at most this share of the micro-op buffer (several kernels
 #: stay resident and are reused across tiles).
 UOP_SHARE = 4
-
-
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
 
 
 @dataclass(frozen=True)
@@ -133,48 +135,133 @@ def _fits(cfg: Config, fp: Footprint, slots: int) -> str | None:
     return None
 
 
-def choose_conv_tiling(spec: Conv2dSpec, cfg: Config, double_buffer: bool = True) -> Tiling:
+def choose_conv_tiling(spec: Conv2dSpec, cfg: Config, double_buffer: bool = True,
+                       ragged_tiles: bool = True) -> Tiling:
+    """The cheapest tiling by :func:`_conv_cost` among those whose rows and columns divide the
+    output; with ``ragged_tiles``, one whose rows or columns do not (a smaller last tile)
+    instead where :func:`_options` prefers it."""
+    even, ragged_ = _conv_options(spec, cfg, double_buffer, ragged_tiles)
+    return ragged_ or even
+
+
+#: ``cands(sizes, below)`` of :func:`_options`.
+Candidates = Callable[[Callable[[int], list[int]], int | None],
+                      Iterator[tuple[float, int, Tiling]]]
+
+
+def _conv_options(spec: Conv2dSpec, cfg: Config, double_buffer: bool,
+                  ragged_tiles: bool) -> tuple[Tiling, Tiling | None]:
     spec.check(cfg)
     slots = 2 if double_buffer else 1
     O, C = spec.o // cfg.block_out, spec.c // cfg.block_in
-    Ho, Wo = spec.out_h, spec.out_w
-    best = None
     # the whole kernel per chunk, or (only when that fits nowhere, and for a blockwise conv:
     # a global average pool over a large map) fewer of its rows
-    rows = [d for d in reversed(_divisors(spec.k)) if d < spec.k] if spec.blockwise else []
+    rows = [d for d in reversed(divisors(spec.k)) if d < spec.k] if spec.blockwise else []
     for kh in [0] + rows:
-        for to, tc, th, tw in itertools.product(_divisors(O), [1] if spec.blockwise else
-                                                _divisors(C), _divisors(Ho), _divisors(Wo)):
-            t = Tiling(oc=to, ic=tc, h=th, w=tw, kh=kh)
-            fp = conv_footprint(spec, t)
-            if _fits(cfg, fp, slots) is not None:
-                continue
-            cost = _conv_cost(spec, cfg, t, fp)
-            if best is None or cost < best[0]:
-                best = (cost, t)
-        if best is not None:
-            break
-    if best is None:
-        t = Tiling(oc=1, ic=1, h=1, w=1)
-        why = _fits(cfg, conv_footprint(spec, t), slots)
-        raise CompileError(f"{spec.name}: no tiling fits {cfg.name}: even the smallest tile "
-                           f"(1 output block, 1 input block, 1x1 pixels) overflows the {why}")
-    return best[1]
+        def cands(sizes: Callable[[int], list[int]], below: int | None,
+                  kh: int = kh) -> Iterator[tuple[float, int, Tiling]]:
+            for to, tc, th, tw in itertools.product(divisors(O), [1] if spec.blockwise else
+                                                    divisors(C), sizes(spec.out_h),
+                                                    sizes(spec.out_w)):
+                t = Tiling(oc=to, ic=tc, h=th, w=tw, kh=kh)
+                tiles = O // to * _pixel_tiles(spec, t)
+                if below is not None and not _ragged_candidate(spec, t, tiles, below):
+                    continue
+                fp = conv_footprint(spec, t)
+                if _fits(cfg, fp, slots) is None:
+                    yield _conv_cost(spec, cfg, t, fp), tiles, t
+        options = _options(cands, ragged_tiles)
+        if options is not None:
+            return options
+    t = Tiling(oc=1, ic=1, h=1, w=1)
+    why = _fits(cfg, conv_footprint(spec, t), slots)
+    raise CompileError(f"{spec.name}: no tiling fits {cfg.name}: even the smallest tile "
+                       f"(1 output block, 1 input block, 1x1 pixels) overflows the {why}")
+
+
+def _pixel_tiles(spec: Conv2dSpec | MaxPoolSpec, t: Tiling) -> int:
+    return -(-spec.out_h // t.h) * -(-spec.out_w // t.w)
+
+
+def _ragged_candidate(spec: Conv2dSpec | MaxPoolSpec, t: Tiling, tiles: int, below: int) -> bool:
+    return is_ragged(spec, t) and tiles < below and _ragged_pad_fits(spec, t)
+
+
+def _options(cands: Candidates, ragged_tiles: bool) -> tuple[Tiling, Tiling | None] | None:
+    """``cands(sizes, below)`` yields (cost, tiles, tiling) of the tilings that fit, in
+    enumeration order, with rows / columns from ``sizes``; with ``below``, only ragged ones of
+    fewer tiles. Returns the cheapest tiling whose rows and columns divide the output (the
+    first of equal costs) and a ragged one that is strictly cheaper *and* needs fewer tiles, or
+    None; None when nothing fits. Ragged tiles are for dimensions whose divisors force small
+    tiles (a prime size); a ragged tiling with as many tiles only reshapes them, and leaving
+    those out keeps the programs of layers that tile evenly as they were. Only the model's
+    cheapest ragged tiling is offered (compile_op then checks it on the real program)."""
+    even = min(cands(divisors, None), key=lambda c: c[0], default=None)
+    if even is None:
+        return None
+    if not ragged_tiles:
+        return even[2], None
+    ragged_ = min((c for c in cands(tile_sizes, even[1]) if c[0] < even[0]),
+                  key=lambda c: c[0], default=None)
+    return even[2], None if ragged_ is None else ragged_[2]
+
+
+def is_ragged(spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec | ConvTransposeSpec,
+              t: Tiling) -> bool:
+    """Whether the tiling's rows or columns leave a smaller last tile (convs and max pools)."""
+    if not isinstance(spec, (Conv2dSpec, MaxPoolSpec)):
+        return False
+    return spec.out_h % t.h != 0 or spec.out_w % t.w != 0
+
+
+def ragged_pad_columns(spec: Conv2dSpec | MaxPoolSpec, t: Tiling) -> int:
+    """Right padding columns of the last column tile's padded copy (0 without a pad stage or
+    when the columns divide). The copy keeps the full tile's width on chip, so the input
+    columns past the padded input are padding too: at most ``PAD_MAX`` (the LOAD's field)."""
+    if spec.pad == 0 or spec.out_w % t.w == 0:
+        return 0
+    k_w, s_w = (spec.k_w, spec.s_w) if isinstance(spec, Conv2dSpec) else (spec.k, spec.stride)
+    first = (spec.out_w // t.w) * t.w * s_w  # padded column where the last tile starts
+    return max(0, first + (t.w - 1) * s_w + k_w - (spec.w + spec.pad))
+
+
+def _ragged_pad_fits(spec: Conv2dSpec | MaxPoolSpec, t: Tiling) -> bool:
+    return ragged_pad_columns(spec, t) <= PAD_MAX
+
+
+def check_tiling(spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec | ConvTransposeSpec,
+                 t: Tiling) -> None:
+    """Refuse, naming the reason, a given tiling whose ragged last column tile needs more
+    padding than the LOAD's pad field holds."""
+    if is_ragged(spec, t) and not _ragged_pad_fits(spec, t):
+        raise CompileError(f"{spec.name}: tiling {t}: the last column tile's padded copy needs "
+                           f"{ragged_pad_columns(spec, t)} padding columns on the right, the "
+                           f"LOAD pad field holds at most {PAD_MAX}")
 
 
 def _conv_cost(spec: Conv2dSpec, cfg: Config, t: Tiling, fp: Footprint) -> float:
     """Estimated cycles: DRAM traffic (8 bytes/cycle), a fixed cost per instruction, and the
-    GEMM work (fixed); lower is better."""
+    GEMM work (fixed); lower is better. Summed over the classes of tiles (the full ones and
+    ragged last rows / columns: one STORE per row where a tile is narrower than the on-chip
+    rows)."""
     O, C = spec.o // cfg.block_out, spec.c // cfg.block_in
-    tiles = (O // t.oc) * (spec.out_h // t.h) * (spec.out_w // t.w) * (spec.n // cfg.batch)
-    chunks = tiles * (1 if spec.blockwise else C // t.ic) * (spec.k // (t.kh or spec.k))
-    inp_bytes = chunks * fp.inp * cfg.inp_elem_bytes
-    wgt_bytes = chunks * fp.wgt * cfg.wgt_elem_bytes
-    out_bytes = tiles * t.oc * t.h * t.w * cfg.out_elem_bytes
+    kh = t.kh or spec.k
     inp_blocks = t.oc if spec.blockwise else t.ic
-    load_rows = chunks * (inp_blocks * ((t.h - 1) * spec.stride + (t.kh or spec.k)) + t.oc)
-    insns = chunks * 4 + tiles * (4 + len(spec.epilogue) * 2) + load_rows
-    uop_bytes = chunks * fp.uops * 4
+    inp_bytes = wgt_bytes = out_bytes = uop_bytes = insns = 0
+    for h, nh in tile_classes(spec.out_h, t.h):
+        for w, nw in tile_classes(spec.out_w, t.w):
+            tiles = (O // t.oc) * nh * nw * (spec.n // cfg.batch)
+            chunks = tiles * (1 if spec.blockwise else C // t.ic) * (spec.k // kh)
+            ih = (h - 1) * spec.stride + kh
+            inp_bytes += chunks * inp_blocks * ih * ((w - 1) * spec.s_w + spec.k_w) \
+                * cfg.inp_elem_bytes
+            wgt_bytes += chunks * fp.wgt * cfg.wgt_elem_bytes
+            out_bytes += tiles * t.oc * h * w * cfg.out_elem_bytes
+            load_rows = chunks * (inp_blocks * ih + t.oc)
+            insns += chunks * 4 + tiles * (4 + len(spec.epilogue) * 2) + load_rows
+            if w < t.w:
+                insns += tiles * t.oc * h
+            uop_bytes += chunks * uop_count([t.oc, h, w, t.ic, kh, spec.k_w]) * 4
     transfer = (inp_bytes + wgt_bytes + out_bytes + uop_bytes) / 8
     gemm_macs = spec.macs * (cfg.block_in if spec.blockwise else 1)
     compute = gemm_macs / cfg.macs_per_cycle
@@ -187,7 +274,7 @@ def choose_dense_tiling(spec: DenseSpec, cfg: Config, double_buffer: bool = True
     slots = 2 if double_buffer else 1
     N, K, M = spec.n // cfg.batch, spec.k // cfg.block_in, spec.m // cfg.block_out
     best = None
-    for tn, tm, tk in itertools.product(_divisors(N), _divisors(M), _divisors(K)):
+    for tn, tm, tk in itertools.product(divisors(N), divisors(M), divisors(K)):
         t = Tiling(oc=tm, ic=tk, n=tn)
         fp = dense_footprint(spec, t)
         if _fits(cfg, fp, slots) is not None:
@@ -206,27 +293,48 @@ def choose_dense_tiling(spec: DenseSpec, cfg: Config, double_buffer: bool = True
     return best[1]
 
 
-def choose_pool_tiling(spec: MaxPoolSpec, cfg: Config, double_buffer: bool = True) -> Tiling:
+def choose_pool_tiling(spec: MaxPoolSpec, cfg: Config, double_buffer: bool = True,
+                       ragged_tiles: bool = True) -> Tiling:
     """Channel blocks and output rows / columns per tile; the padded input tile and the output
-    tile both live in the accumulator buffer."""
+    tile both live in the accumulator buffer. Like a conv's: ragged rows / columns where
+    :func:`_options` prefers them."""
+    even, ragged_ = _pool_options(spec, cfg, double_buffer, ragged_tiles)
+    return ragged_ or even
+
+
+def _pool_options(spec: MaxPoolSpec, cfg: Config, double_buffer: bool,
+                  ragged_tiles: bool) -> tuple[Tiling, Tiling | None]:
     spec.check(cfg)
     slots = 2 if double_buffer else 1
     C, Ho, Wo = spec.c // cfg.block_in, spec.out_h, spec.out_w
-    best = None
-    for tc, th, tw in itertools.product(_divisors(C), _divisors(Ho), _divisors(Wo)):
-        ih, iw = (th - 1) * spec.stride + spec.k, (tw - 1) * spec.stride + spec.k
-        fp = Footprint(inp=0, wgt=0, acc=tc * (ih * iw + th * tw),
-                       uops=uop_count([tc, th, tw]))
-        if _fits(cfg, fp, slots) is not None:
-            continue
-        tiles = (C // tc) * (Ho // th) * (Wo // tw)
-        cost = tiles * (tc * ih * iw * cfg.acc_elem_bytes // 4 + 100 + 20 * tc * ih)
-        if best is None or cost < best[0]:
-            best = (cost, Tiling(oc=tc, ic=1, h=th, w=tw))
-    if best is None:
+
+    def cands(sizes: Callable[[int], list[int]],
+              below: int | None) -> Iterator[tuple[float, int, Tiling]]:
+        for tc, th, tw in itertools.product(divisors(C), sizes(Ho), sizes(Wo)):
+            t = Tiling(oc=tc, ic=1, h=th, w=tw)
+            tiles = C // tc * _pixel_tiles(spec, t)
+            if below is not None and not _ragged_candidate(spec, t, tiles, below):
+                continue
+            ih, iw = (th - 1) * spec.stride + spec.k, (tw - 1) * spec.stride + spec.k
+            fp = Footprint(inp=0, wgt=0, acc=tc * (ih * iw + th * tw),
+                           uops=uop_count([tc, th, tw]))
+            if _fits(cfg, fp, slots) is not None:
+                continue
+            cost = 0
+            for h, nh in tile_classes(Ho, th):
+                for w, nw in tile_classes(Wo, tw):
+                    ih = (h - 1) * spec.stride + spec.k
+                    iw = (w - 1) * spec.stride + spec.k
+                    rows = tc * h if w < tw else 0  # one STORE per row of a narrower tile
+                    cost += (C // tc) * nh * nw * (tc * ih * iw * cfg.acc_elem_bytes // 4 + 100
+                                                   + 20 * (tc * ih + rows))
+            yield cost, tiles, t
+
+    options = _options(cands, ragged_tiles)
+    if options is None:
         raise CompileError(f"{spec.name}: no tiling fits {cfg.name}: a one-pixel tile's "
                            f"{spec.k}x{spec.k} window overflows the accumulator buffer")
-    return best[1]
+    return options
 
 
 def choose_upsample_tiling(spec: UpsampleSpec, cfg: Config,
@@ -237,7 +345,7 @@ def choose_upsample_tiling(spec: UpsampleSpec, cfg: Config,
     slots = 2 if double_buffer else 1
     C, f = spec.c // cfg.block_in, spec.scale * spec.s_w
     best = None
-    for tc, th, tw in itertools.product(_divisors(C), _divisors(spec.h), _divisors(spec.w)):
+    for tc, th, tw in itertools.product(divisors(C), divisors(spec.h), divisors(spec.w)):
         fp = Footprint(inp=0, wgt=0, acc=tc * th * tw * (1 + f),
                        uops=uop_count([tc, th, spec.scale, tw, spec.s_w]))
         if _fits(cfg, fp, slots) is not None:
@@ -261,8 +369,8 @@ def choose_conv_transpose_tiling(spec: ConvTransposeSpec, cfg: Config,
     O, C, S = spec.o // cfg.block_out, spec.c // cfg.block_in, spec.stride
     full, bias = _extra_acc(spec.epilogue)
     best = None
-    for to, tc, th, tw in itertools.product(_divisors(O), _divisors(C), _divisors(spec.h),
-                                            _divisors(spec.w)):
+    for to, tc, th, tw in itertools.product(divisors(O), divisors(C), divisors(spec.h),
+                                            divisors(spec.w)):
         fp = Footprint(inp=tc * th * tw, wgt=to * tc * S * S,
                        acc=to * th * tw * S * S * (1 + full) + to * bias,
                        uops=uop_count([to, th, S, tw, S, tc]))
@@ -282,16 +390,30 @@ def choose_conv_transpose_tiling(spec: ConvTransposeSpec, cfg: Config,
 
 
 def choose_tiling(spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec | ConvTransposeSpec,
-                  cfg: Config, double_buffer: bool = True) -> Tiling:
+                  cfg: Config, double_buffer: bool = True, ragged_tiles: bool = True) -> Tiling:
+    """The tiling of an operator; ``ragged_tiles=False`` keeps to tiles that divide (only
+    convs and max pools have ragged ones)."""
+    return tiling_options(spec, cfg, double_buffer, ragged_tiles)[0]
+
+
+def tiling_options(spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec | ConvTransposeSpec,
+                   cfg: Config, double_buffer: bool = True,
+                   ragged_tiles: bool = True) -> tuple[Tiling, Tiling]:
+    """(the chosen tiling, the best one whose tiles divide): the same tiling twice unless the
+    choice is ragged."""
     if isinstance(spec, Conv2dSpec):
-        return choose_conv_tiling(spec, cfg, double_buffer)
+        even, ragged_ = _conv_options(spec, cfg, double_buffer, ragged_tiles)
+        return ragged_ or even, even
     if isinstance(spec, MaxPoolSpec):
-        return choose_pool_tiling(spec, cfg, double_buffer)
+        even, ragged_ = _pool_options(spec, cfg, double_buffer, ragged_tiles)
+        return ragged_ or even, even
     if isinstance(spec, UpsampleSpec):
-        return choose_upsample_tiling(spec, cfg, double_buffer)
-    if isinstance(spec, ConvTransposeSpec):
-        return choose_conv_transpose_tiling(spec, cfg, double_buffer)
-    return choose_dense_tiling(spec, cfg, double_buffer)
+        t = choose_upsample_tiling(spec, cfg, double_buffer)
+    elif isinstance(spec, ConvTransposeSpec):
+        t = choose_conv_transpose_tiling(spec, cfg, double_buffer)
+    else:
+        t = choose_dense_tiling(spec, cfg, double_buffer)
+    return t, t
 
 
 # ---------------------------------------------------------------------------------------------
@@ -333,6 +455,10 @@ def _tensorize(sch: s_tir.Schedule, cfg: Config, block: s_tir.SBlockRV, chunk: s
     sch.tensorize(iloops[-1] if cfg.batch == 1 else iloops[-2], reset)
 
 
+def _extent(sch: s_tir.Schedule, loop: s_tir.LoopRV) -> int:
+    return int(sch.get(loop).extent)
+
+
 def op_kernel_rows(op: OpTE) -> int:
     """The kernel height of a conv's TE (its weight's third axis)."""
     return int(op.inputs[1].shape[2])
@@ -346,8 +472,8 @@ def schedule_conv(op: OpTE, cfg: Config, t: Tiling,
     sch.set_scope(cb, 0, ACC)
     n, o, h, w, b, j, ic, kh, kw, ii = sch.get_loops(cb)
     oo, oi = sch.split(o, [None, t.oc])
-    ho, hi = sch.split(h, [None, t.h])
-    wo, wi = sch.split(w, [None, t.w])
+    ho, hi = ragged.split(sch, h, _extent(sch, h), t.h)
+    wo, wi = ragged.split(sch, w, _extent(sch, w), t.w)
     ico, ici = sch.split(ic, [None, t.ic])
     chunk = ico
     if t.kh and t.kh < op_kernel_rows(op):
@@ -406,8 +532,8 @@ def schedule_pool(op: OpTE, cfg: Config, t: Tiling,
     sch.set_scope(pb, 0, ACC)
     n, c, h, w, b, i, kh, kw = sch.get_loops(pb)
     co, ci = sch.split(c, [None, t.oc])
-    ho, hi = sch.split(h, [None, t.h])
-    wo, wi = sch.split(w, [None, t.w])
+    ho, hi = ragged.split(sch, h, _extent(sch, h), t.h)
+    wo, wi = ragged.split(sch, w, _extent(sch, w), t.w)
     sch.reorder(n, co, ho, wo, kh, kw, ci, hi, wi, b, i)
     sch.annotate(wo, "vta.virtual_threads", 2 if double_buffer else 1)
     if "shift_out" in op.alu_stages:

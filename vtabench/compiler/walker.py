@@ -13,7 +13,7 @@ hazard tracking (:mod:`vtabench.runtime.hazards`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tvm import s_tir, tirx
 
@@ -23,6 +23,7 @@ from vtabench.compiler.analysis import (AluNest, GemmNest, LoadNest, OperatorAna
 from vtabench.compiler.dma import emit_load, emit_store
 from vtabench.compiler.onchip import SCOPES, scope
 from vtabench.compiler.ops import CompileError
+from vtabench.compiler.ragged import clipped
 from vtabench.compiler.sink import CountingSink, InstructionSink
 from vtabench.compiler.sram_layout import SramLayout, plan_sram
 from vtabench.compiler.tiling import uop_count
@@ -50,11 +51,12 @@ class Emitter:
     """A lowered operator ready to emit: its analysis, SRAM layout and tile budget. ``emit``
     binds the PrimFunc's parameters (by name) to device buffers."""
 
-    def __init__(self, cfg: Config, func: tirx.PrimFunc) -> None:
+    def __init__(self, cfg: Config, func: tirx.PrimFunc,
+                 guards: dict[str, Any] | None = None) -> None:
         self.cfg = cfg
         self.func = func
         self.params = [p.name for p in func.params]
-        self.analysis = analyze(cfg, func)
+        self.analysis = analyze(cfg, func, guards)
         self.layout = plan_sram(cfg, self.analysis)
         self._budget: TileBudget | None = None  # measured at the first emission
 
@@ -76,14 +78,19 @@ class Emitter:
         return TileBudget(max(seen.insns, whole) + _TOKEN_SLACK,
                           max(seen.uops, self.uop_bound()))
 
-    def emit(self, rt: InstructionSink, bindings: dict[str, DeviceBuffer]) -> None:
+    def emit(self, rt: InstructionSink, bindings: dict[str, DeviceBuffer], *,
+             budget: TileBudget | None = None) -> None:
+        """Queue the operator on ``rt``; ``budget``: what the tile checkpoints ask the runtime
+        to have room for (default: measured once, :meth:`measure`; a runtime whose instruction
+        buffer and micro-op pool hold the whole operator can take ``TileBudget(0, 0)``)."""
         missing = set(self.params) - set(bindings)
         if missing:
             raise CompileError(f"no device buffer bound to {', '.join(sorted(missing))}")
-        if self._budget is None:
-            self._budget = self.measure()
-        _Walk(self.cfg, self.analysis, self.layout, rt, bindings,
-              self._budget).visit(self.func.body)
+        if budget is None:
+            if self._budget is None:
+                self._budget = self.measure()
+            budget = self._budget
+        _Walk(self.cfg, self.analysis, self.layout, rt, bindings, budget).visit(self.func.body)
         rt.layer_end()
 
 
@@ -103,6 +110,8 @@ class _Walk(OperatorVisitor):
 
     def visit_leaf(self, loops: list[tirx.For], blk: s_tir.SBlock) -> None:
         n = self.nests[blk.name_hint]
+        if n.upper:  # a ragged tile: the extents cut to what lies inside the tensors
+            n = clipped(n, self.env, n.pad.x if isinstance(n, LoadNest) and n.pad else None)
         if isinstance(n, LoadNest):
             emit_load(self.rt, n, self.env, self.addr)
         elif isinstance(n, StoreNest):
