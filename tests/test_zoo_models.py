@@ -98,3 +98,54 @@ def test_shufflenet_on_vta():
           f"{len(pkg.programs)} syncs, {stats['insns']} instructions, compile "
           f"{compile_s:.1f} s; layer by layer max {max(v[0] for v in lw.per_tensor.values())} "
           f"steps, {lw.fraction_exact:.4%} exact over {len(lw.per_tensor)} tensors")
+
+
+def test_reshaped_weight_is_an_initializer() -> None:
+    """Inception v1's classifier weight, written by the zoo as a Reshape of its placeholder,
+    is an initializer of the Gemm's shape (left a Reshape, quantize_static quantizes it as a
+    uint8 activation and the Gemm has no integer form); the network computes the same as with
+    the Reshape."""
+    import onnx
+
+    model = zoo_model("inception_v1", seed=0)
+    gemm = next(n for n in model.graph.node if n.op_type == "Gemm")
+    inits = {i.name: i for i in model.graph.initializer}
+    assert gemm.input[1] in inits and list(inits[gemm.input[1]].dims) == [1000, 1024]
+    assert not [n for n in model.graph.node if n.op_type == "Reshape" and n.output[0] == gemm.input[1]]
+    raw = onnx.load(str(zoo_path("inception_v1")))
+    reshape = next(n for n in raw.graph.node if n.output[0] == gemm.input[1])
+    assert reshape.op_type == "Reshape"
+
+
+@pytest.mark.tvm
+def test_macs_count_a_conv_without_integer_form() -> None:
+    """A conv the CPU runs because it has no integer form (a weight zero point outside int8)
+    still counts in the model's conv / Gemm MACs, so the share on VTA drops by its MACs."""
+    from onnx import numpy_helper
+
+    from vtabench.graph import compile_model
+    from vtabench.workloads import small_resnet
+
+    def stats(odd: bool) -> dict:
+        model = small_resnet(logits=True)
+        if odd:
+            conv = [n for n in model.graph.node if n.op_type == "Conv"][2]
+            dqw = next(n for n in model.graph.node if n.output[0] == conv.input[1])
+            model.graph.initializer.append(numpy_helper.from_array(np.array(100, np.int8),
+                                                                   "odd_zero"))
+            dqw.input[2] = "odd_zero"
+        return compile_model(model, "default", profile=False).manifest["stats"]
+
+    plain, odd = stats(False), stats(True)
+    assert plain["macs_conv_gemm"] == plain["macs_conv_gemm_vta"] > 0
+    assert odd["macs_conv_gemm"] == plain["macs_conv_gemm"]
+    assert 0 < odd["macs_conv_gemm_vta"] < odd["macs_conv_gemm"]
+
+
+def test_sweep_refuses_an_unknown_name(capsys: pytest.CaptureFixture[str]) -> None:
+    from vtabench.workloads.zoo_sweep import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["squeezenet", "lenet"])
+    assert exc.value.code == 2
+    assert "unknown zoo network 'lenet'" in capsys.readouterr().err
