@@ -12,6 +12,7 @@ every layer, records one program per layer for profiling (per-layer cycles on th
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Callable
@@ -135,10 +136,16 @@ def compile_graph(g: Graph, cfg: Config, profile: bool = True,
     # node -> the operator's buffers, one set per group of a conv split by groups
     binds: dict[str, list[dict[str, DeviceBuffer]]] = {}
     layers: dict[str, dict[str, Any]] = {}
+    # nodes of one operator spec (up to the name) share its compiled operator: DenseNet-121's
+    # batch-norm, scale and shift convs repeat a few shapes hundreds of times
+    compiled: dict[Any, CompiledOp] = {}
     for u in vta_nodes:
         n = g.nodes[u]
         tc = time.perf_counter()
-        ops[u] = compile_op(n.spec, cfg, double_buffer=double_buffer)
+        same = dataclasses.replace(n.spec, name="")
+        if same not in compiled:
+            compiled[same] = compile_op(n.spec, cfg, double_buffer=double_buffer)
+        ops[u] = compiled[same]
         split = n.attrs.get(passes.GROUP_SPLIT, 1)
         binds[u] = [_bind_operands(rt, n, ops[u], tensors, cfg, (gi, split))
                     for gi in range(split)]
