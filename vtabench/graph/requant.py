@@ -119,9 +119,11 @@ def choose(r: np.ndarray, bound: np.ndarray, ymax: int = 256) -> Requant:
     shared = bool(np.all(r == r.flat[0]))
     y_range = np.minimum(bound * r, ymax + 1)
     rpos = np.where(r > 0, r, 1.0)
-    best: tuple[float, int, Requant] | None = None
+    # the best (error, ops, pre, shift, multipliers, clamp); the Requant is built once, for it
+    best: tuple[float, int, int, int, np.ndarray, np.ndarray] | None = None
     for pre in range(32):
         acc_max = -(-bound // (1 << pre)) + 1
+        pre_err = 0.5 * r * 2.0 ** pre if pre else 0.0
         for shift in range(32):
             t = pre + shift
             m = np.rint(r * 2.0 ** t)
@@ -137,17 +139,28 @@ def choose(r: np.ndarray, bound: np.ndarray, ymax: int = 256) -> Requant:
                     clamp = clamp[:1]
                 if np.any(clamp * m + rnd > INT32_MAX):
                     continue
-            err = (0.5 * r * 2.0 ** pre if pre else 0.0) + np.abs(m / 2.0 ** t - r) / rpos \
-                * y_range
-            mult = (int(m[0]),) if shared else tuple(int(v) for v in m)
-            req = Requant(pre, mult, shift, tuple(int(v) for v in clamp), float(err.max()))
-            cost = (req.error, len(req.ops()))
+            err = float((pre_err + np.abs(m / 2.0 ** t - r) / rpos * y_range).max())
+            cost = (err, _op_count(pre, shift, m[0] if shared else None, clamp))
             if best is None or cost < best[:2]:
-                best = (*cost, req)
+                best = (*cost, pre, shift, m, clamp)
     if best is None:
         raise ValueError(f"no integer requantization of scale {float(r.min()):.3g} keeps "
                          f"accumulators up to {int(bound.max())} within int32")
-    return best[2]
+    err, _, pre, shift, m, clamp = best
+    mult = (int(m[0]),) if shared else tuple(int(v) for v in m)
+    return Requant(pre, mult, shift, tuple(int(v) for v in clamp), err)
+
+
+def _op_count(pre: int, shift: int, shared_mult: float | None, clamp: np.ndarray) -> int:
+    """``len(Requant(...).ops())`` without building the Requant (``shared_mult``: the one
+    multiplier, None for one per channel): :func:`choose` weighs 1024 candidates, and building
+    each one's per-channel tuples took most of a wide network's compile time (DenseNet-121)."""
+    n = int(pre > 0) + int(shift > 0)
+    if clamp.size:
+        n += 1 if clamp.size == 1 and clamp[0] <= IMM_MAX else 2
+    if shared_mult is None or shared_mult != 1:
+        n += 1
+    return n
 
 
 def choose_add(ra: float, rb: float, amax: int = 255) -> tuple[int, int, int]:

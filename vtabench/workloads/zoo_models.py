@@ -29,6 +29,8 @@ ZOO_NAMES = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "res
 
 #: Ops a constant passes through unchanged in role on its way to the op that uses it.
 _PASS_THROUGH = ("Unsqueeze", "Reshape", "Squeeze", "Identity")
+#: Ops whose input 1 is a weight (a reshape chain to it is folded into the initializer).
+_WEIGHT_OPS = ("Conv", "Gemm", "MatMul")
 
 
 def zoo_path(name: str) -> Path:
@@ -84,6 +86,29 @@ def _value(shape: tuple[int, ...], op: str, k: int, node: onnx.NodeProto | None,
     return rng.normal(0.0, 0.05, shape)  # biases and shifts
 
 
+def _fold_reshapes(name: str, value: np.ndarray,
+                   uses: dict[str, list[tuple[onnx.NodeProto, int]]],
+                   inits: dict[str, onnx.TensorProto], folded: set[int]) -> tuple[str, np.ndarray]:
+    """A weight's ``Reshape`` / ``Identity`` chain (the one consumer each, constant shapes)
+    applied to ``value``: the tensor name and value the weight's operator reads. The nodes
+    folded are added to ``folded`` (by ``id``). The zoo writes Inception v1's classifier weight
+    as ``Reshape(placeholder)``; left as a node, ``quantize_static`` takes the reshaped weight
+    for an activation (uint8 with a zero point, 119 at seed 0), which leaves values outside
+    int8 once the zero point is taken off, and its Gemm on the CPU."""
+    while len(uses.get(name, [])) == 1:
+        node, k = uses[name][0]
+        if k != 0 or node.op_type not in ("Reshape", "Identity"):
+            break
+        if node.op_type == "Reshape":
+            if len(node.input) < 2 or node.input[1] not in inits:
+                break
+            dims = [int(d) for d in numpy_helper.to_array(inits[node.input[1]])]
+            value = value.reshape([value.shape[i] if d == 0 else d for i, d in enumerate(dims)])
+        folded.add(id(node))
+        name = node.output[0]
+    return name, value
+
+
 def materialize(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
     """``model`` with every ``ConstantOfShape`` of a constant shape replaced by a seeded random
     initializer of that shape; unused initializers and initializer-inputs dropped."""
@@ -91,15 +116,20 @@ def materialize(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
     inits = {i.name: i for i in graph.initializer}
     uses = _consumers(graph)
     rng = np.random.default_rng(seed)
-    kept, made = [], []
+    kept, made, folded = [], [], set()
     for node in graph.node:
+        if id(node) in folded:
+            continue
         if node.op_type != "ConstantOfShape" or node.input[0] not in inits:
             kept.append(node)
             continue
         shape = tuple(int(d) for d in numpy_helper.to_array(inits[node.input[0]]))
         op, k, user = _role(node.output[0], uses)
         value = _value(shape, op, k, user, rng).astype(np.float32)
-        made.append(numpy_helper.from_array(value, node.output[0]))
+        name = node.output[0]
+        if op in _WEIGHT_OPS and k == 1:
+            name, value = _fold_reshapes(name, value, uses, inits, folded)
+        made.append(numpy_helper.from_array(value, name))
     del graph.node[:]
     graph.node.extend(kept)
     used = {name for node in graph.node for name in node.input}
