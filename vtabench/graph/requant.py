@@ -119,30 +119,31 @@ def choose(r: np.ndarray, bound: np.ndarray, ymax: int = 256) -> Requant:
     shared = bool(np.all(r == r.flat[0]))
     y_range = np.minimum(bound * r, ymax + 1)
     rpos = np.where(r > 0, r, 1.0)
-    # the best (error, ops, pre, shift, multipliers, clamp); the Requant is built once, for it
+    # the best (error, ops, pre, shift, multipliers, clamp); the Requant is built once, for it.
+    # Per pre-shift, the 32 shifts' multipliers and checks at once (the same arithmetic, element
+    # by element, as one shift at a time); the candidates are then weighed in order.
     best: tuple[float, int, int, int, np.ndarray, np.ndarray] | None = None
+    shifts = np.arange(32)
+    rnd = np.left_shift(1, np.maximum(shifts - 1, 0))[:, None]
+    live = r * bound >= 0.5
     for pre in range(32):
         acc_max = -(-bound // (1 << pre)) + 1
         pre_err = 0.5 * r * 2.0 ** pre if pre else 0.0
-        for shift in range(32):
-            t = pre + shift
-            m = np.rint(r * 2.0 ** t)
-            # a multiplier of 0 only where every output rounds to 0 anyway (|acc r| < 1/2:
-            # a dead channel, its weight scale ~1e-38, as onnxruntime quantizes all zeros)
-            if np.any(m > INT32_MAX) or np.any((m == 0) & (r * bound >= 0.5)):
-                continue
-            rnd = 1 << max(shift - 1, 0)
-            clamp = np.zeros(0)
-            if np.any(acc_max * m + rnd > INT32_MAX):
-                clamp = np.ceil((ymax + 1) * 2.0 ** shift / np.maximum(m, 1))
-                if shared:
-                    clamp = clamp[:1]
-                if np.any(clamp * m + rnd > INT32_MAX):
-                    continue
-            err = float((pre_err + np.abs(m / 2.0 ** t - r) / rpos * y_range).max())
-            cost = (err, _op_count(pre, shift, m[0] if shared else None, clamp))
+        scale = 2.0 ** (pre + shifts)[:, None]
+        ms = np.rint(r * scale)
+        bad = np.any(ms > INT32_MAX, axis=1) | np.any((ms == 0) & live, axis=1)
+        wide = np.any(acc_max * ms + rnd > INT32_MAX, axis=1)
+        clamps = np.ceil((ymax + 1) * 2.0 ** shifts[:, None] / np.maximum(ms, 1))
+        if shared:
+            clamps = clamps[:, :1]
+        bad |= wide & np.any(clamps * ms + rnd > INT32_MAX, axis=1)
+        errs = (pre_err + np.abs(ms / scale - r) / rpos * y_range).max(axis=1)
+        for shift in np.flatnonzero(~bad):
+            m = ms[shift]
+            clamp = clamps[shift] if wide[shift] else np.zeros(0)
+            cost = (float(errs[shift]), _op_count(pre, int(shift), m[0] if shared else None, clamp))
             if best is None or cost < best[:2]:
-                best = (*cost, pre, shift, m, clamp)
+                best = (*cost, pre, int(shift), m, clamp)
     if best is None:
         raise ValueError(f"no integer requantization of scale {float(r.min()):.3g} keeps "
                          f"accumulators up to {int(bound.max())} within int32")
