@@ -103,8 +103,13 @@ def _constant_channels(r: np.ndarray, bias: np.ndarray, swing: np.ndarray) -> np
     onnxruntime). Multiplied by 0, with ``round(r * bias)`` added after the requantization,
     they are off by at most ``r * swing`` (the caller takes this form only where that worst
     case is below the pre-shift's), and the other channels keep one rounding."""
-    const = (r * swing < 0.5) & (np.floor(r * bias + 0.5) != 0)
+    const = (r * swing < 0.5) & (_constant_level(r, bias) != 0)
     return const if np.any(const) else None
+
+
+def _constant_level(r: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """``r * bias`` rounded half up: a constant channel's output."""
+    return np.floor(r * bias + 0.5)
 
 
 def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
@@ -162,11 +167,11 @@ def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
     r = np.broadcast_to(q.x.scale * np.asarray(q.w_scale, np.float64) / q.y.scale, (o,))
     ymax = max(abs(q.lo - q.y.zero), abs(q.hi - q.y.zero)) + 1
     rq = choose(r, bound, ymax)
-    const = _constant_channels(r, bias, bound - np.abs(bias)) \
-        if rq.pre and ops[0] == ("bias",) else None
+    swing = bound - np.abs(bias)
+    const = _constant_channels(r, bias, swing) if rq.pre and ops[0] == ("bias",) else None
     if const is not None:
         rq_const = choose(np.where(const, 0.0, r), bound, ymax)
-        error = max(rq_const.error, float((r * (bound - np.abs(bias)))[const].max()))
+        error = max(rq_const.error, float((r * swing)[const].max()))
         if error < rq.error:
             rq = replace(rq_const, error=error)
         else:
@@ -176,7 +181,7 @@ def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
             operands[len(ops)] = np.broadcast_to(vec, (o,)).astype(np.int32)
         ops.append(op)
     if const is not None:  # their multiplier is 0: add the output they all but always give
-        level = np.where(const, np.floor(r * bias + 0.5), 0).astype(np.int64)
+        level = np.where(const, _constant_level(r, bias), 0).astype(np.int64)
         _check_int32(level, "constant channels' output")
         operands[len(ops)] = level.astype(np.int32)
         ops.append(("bias",))
