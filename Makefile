@@ -103,12 +103,13 @@ coverage: $(STAMP)
 	$(BIN)/vtabench regress --config $(CONFIG) --count $(COV_COUNT) $(if $(SEED),--seed $(SEED)) \
 	  --targets fsim,rtl --jobs $(JOBS) --rtl-coverage results/coverage --platform-coverage --signoff
 
-# One module's unit bench (tb/unit/test_<module>.py), every configuration and parameter set; WAVES=1
-# writes waves and a GTKWave save file per build (paths printed).
+# One module's unit bench (tb/unit/test_<module>.py), every configuration and parameter set, on
+# coverage builds (the module's coverage printed; make test builds without); WAVES=1 writes waves
+# and a GTKWave save file per build (paths printed).
 UNIT_BENCH = tb/unit/test_$(patsubst vta_%,%,$(MODULE)).py
 unit: $(STAMP)
 	@grep -qs '^def test_' $(UNIT_BENCH) || { echo "usage: make unit MODULE=<module> [WAVES=1]; modules with a bench: $$(grep -l '^def test_' tb/unit/test_*.py | sed 's|tb/unit/test_\(.*\)\.py|vta_\1|' | tr '\n' ' ')" >&2; exit 2; }
-	WAVES=$(WAVES) $(BIN)/pytest -n 0 -s -p no:cacheprovider $(UNIT_BENCH)
+	UNIT_COVERAGE=1 WAVES=$(WAVES) $(BIN)/pytest -n 0 -s -p no:cacheprovider $(UNIT_BENCH)
 
 waves: $(STAMP)
 	@test -n "$(PROG)" -a -n "$(DRAM)" || { echo "usage: make waves PROG=prog.bin DRAM=dram.bin [CONFIG=default]" >&2; exit 2; }

@@ -5,9 +5,12 @@ parametrized over the configurations (:func:`configs`) and the module's paramete
 :func:`run_bench`: the module is built with the cocotb Python runner on Verilator, once per
 (configuration, parameter set), into build/units/<bench>-<config>-<parameters>/ (the runner
 skips an up-to-date build), and the bench's cocotb tests run there. Every unit build has the
-RTL's assertions on (``--assert``) and Verilator line, branch and toggle coverage
-(``--coverage-line --coverage-toggle``): each run reports the coverage of the module's own source
-file, with its uncovered lines, so that gaps show (``coverage.txt`` beside the build).
+RTL's assertions on (``--assert``). UNIT_COVERAGE=1 in the environment (`make unit` sets it; the
+platform coverage asks for it) builds with Verilator line, branch and toggle coverage instead
+(``--coverage-line --coverage-toggle``, a build folder of its own, ``-cov``): each run then
+reports the coverage of the module's own source file, with its uncovered lines, so that gaps show
+(``coverage.txt`` beside the build). `make test` builds without it: coverage is read, never
+checked, there, and it made the builds of vta_core and vta_shell about twice as long.
 
 The seed is cocotb's random seed (printed; set COCOTB_RANDOM_SEED to repeat a run). WAVES=1 in
 the environment builds with tracing (a build folder of its own) and writes the waves (FST, or VCD
@@ -44,6 +47,11 @@ CONFIG_NAMES = ("default", "edge8", "cloud32")
 COVERAGE_MAX_WIDTH = 8192
 #: Coverage kinds reported per module (Verilator's page names without ``v_``).
 COVERAGE_KINDS = ("line", "branch", "toggle")
+#: g++ optimisation of the Verilated model (verilated.mk's default is -Os). Measured without
+#: coverage on this 2-core machine (CPU seconds, default configuration, build + run): vta_shell
+#: 32.1 + 24.7 at -Os, 28.7 + 21.3 at -O1; vta_compute 25.2 + 3.4, 22.5 + 3.4. At -O0 the
+#: shell's run had not ended after 286 s of wall time (101 s at -Os, the same load).
+CXX_OPT = "-O1"
 
 
 def configs(all_fast: bool = False) -> list[object]:
@@ -70,12 +78,14 @@ def bench_seed() -> int:
 
 @dataclass(frozen=True)
 class UnitRun:
+    """A passing run; the coverage fields are empty unless it was a coverage build."""
+
     log: str                     # the simulator's output
     coverage: dict[str, tuple[int, int]]  # kind -> (points hit, points) of the module's file
     uncovered: list[int]         # lines of the module's file with a line or branch point missed
     untoggled: list[str]         # its toggle points never hit (signal and bit)
     waves: Path | None
-    build_dir: Path              # its coverage.dat holds every point of the build
+    build_dir: Path              # a coverage build's coverage.dat: every point of it
 
 
 def _tag(params: Mapping[str, int]) -> str:
@@ -140,32 +150,34 @@ def run_bench(bench: str, top: str, files: list[str | Path], *, config: str = "d
               params: Mapping[str, int] | None = None, seed: int | None = None,
               testcase: str | None = None, hdl: Path = HDL_DIR, expect_fail: bool = False,
               waves: bool | None = None, bench_module: str | None = None,
-              dut: str | None = None) -> UnitRun:
+              dut: str | None = None, coverage: bool | None = None) -> UnitRun:
     """Build ``top`` from ``files`` (names in ``hdl``: a mutated copy builds in a folder of its
     own; absolute paths: a bench's own top in tb/unit/) with ``params`` against ``config``'s
     package, and run the cocotb tests of tb/unit/test_<bench>.py (``bench_module``: tb/unit/test_<bench_module>.py instead;
     ``testcase``: one of them). Runs that share a build (pytest-xdist workers) take turns. A
     failing test or assertion fails this call with the failing tests and the assertion
     messages, unless ``expect_fail`` (then a passing run fails it). ``waves``: default from
-    WAVES=1 in the environment. ``dut``: the module whose coverage is reported, when ``top`` is
-    a bench's wrapper around it."""
+    WAVES=1 in the environment; ``coverage``: from UNIT_COVERAGE=1. ``dut``: the module whose
+    coverage is reported, when ``top`` is a bench's wrapper around it."""
     setup_verilator_env()
     params = dict(params or {})
     waves = os.environ.get("WAVES") == "1" if waves is None else waves
+    coverage = os.environ.get("UNIT_COVERAGE") == "1" if coverage is None else coverage
     name = f"{bench}-{config}" + (f"-{_tag(params)}" if params else "")
-    suffix = ("-waves" if waves else "") + (f"-{hdl.parent.name}" if hdl != HDL_DIR else "")
+    suffix = (("-cov" if coverage else "") + ("-waves" if waves else "")
+              + (f"-{hdl.parent.name}" if hdl != HDL_DIR else ""))
     bdir = build_root() / "units" / (name + suffix)
     bdir.mkdir(parents=True, exist_ok=True)
     with open(bdir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         return _build_and_run(bdir, name, bench_module or bench, top, files, config, params,
-                              seed, testcase, hdl, expect_fail, waves, dut or top)
+                              seed, testcase, hdl, expect_fail, waves, coverage, dut or top)
 
 
 def _build_and_run(bdir: Path, name: str, module: str, top: str, files: list[str | Path],
                    config: str,
                    params: dict[str, int], seed: int | None, testcase: str | None, hdl: Path,
-                   expect_fail: bool, waves: bool, dut: str) -> UnitRun:
+                   expect_fail: bool, waves: bool, coverage: bool, dut: str) -> UnitRun:
     fst = waves and waves_format() == "fst"
     vlt = bdir / "public.vlt"  # only the top's signals are public (see vtabench.rtl.verilator)
     text = f'`verilator_config\npublic_flat_rw -module "{top}" -var "*"\n'
@@ -177,8 +189,9 @@ def _build_and_run(bdir: Path, name: str, module: str, top: str, files: list[str
     runner.build(sources=[str(s) for s in sources], hdl_toplevel=top, parameters=params,
                  build_dir=str(bdir), waves=waves, always=False,
                  build_args=["-Wno-fatal", "-O2", "--assert", f"+incdir+{hdl}",
-                             "--coverage-line", "--coverage-toggle",
-                             "--coverage-max-width", str(COVERAGE_MAX_WIDTH),
+                             "-CFLAGS", CXX_OPT,
+                             *(["--coverage-line", "--coverage-toggle", "--coverage-max-width",
+                                str(COVERAGE_MAX_WIDTH)] if coverage else []),
                              *(["--trace-fst"] if fst else [])])
     results, log, dat = bdir / "results.xml", bdir / "sim.log", bdir / "coverage.dat"
     for stale in (results, dat):  # a crashed run must not pass on the last run's files
@@ -204,16 +217,19 @@ def _build_and_run(bdir: Path, name: str, module: str, top: str, files: list[str
     assert not fails and not fired, (f"{name}: failing tests {fails} (see {log}; "
                                      f"COCOTB_RANDOM_SEED={seed})"
                                      + "".join(f"\n  {ln}" for ln in fired[:10]))
-    assert dat.exists(), f"{name}: the simulator wrote no {dat}"
     wave_file = None
     if waves:
         dump = bdir / ("dump.fst" if fst else "dump.vcd")
         wave_file = bdir / f"{name}{dump.suffix}"
         shutil.move(dump, wave_file)
-    run = UnitRun(text, *_module_coverage(dat, f"{dut}.sv"), wave_file, bdir)
-    summary = coverage_line(dut, run)
-    (bdir / "coverage.txt").write_text(summary + "\n")
-    print(f"{name}: {summary}")
+    if not coverage:
+        run = UnitRun(text, {}, [], [], wave_file, bdir)
+    else:
+        assert dat.exists(), f"{name}: the simulator wrote no {dat}"
+        run = UnitRun(text, *_module_coverage(dat, f"{dut}.sv"), wave_file, bdir)
+        summary = coverage_line(dut, run)
+        (bdir / "coverage.txt").write_text(summary + "\n")
+        print(f"{name}: {summary}")
     if wave_file is not None:
         print(f"waves: {wave_file}\nGTKWave save file: {_gtkw(wave_file, top)}")
     return run

@@ -62,7 +62,8 @@ def platform_coverage(config: str, seed: int | None = None) -> RtlCoverage:
     from vtabench.tb.unit.test_shell import SOURCES  # (cocotb's test module: imported to run)
 
     try:
-        run = run_bench("shell", "vta_shell", SOURCES, config=config, seed=seed, waves=False)
+        run = run_bench("shell", "vta_shell", SOURCES, config=config, seed=seed, waves=False,
+                        coverage=True)
     except (AssertionError, RuntimeError) as exc:  # a failing test (its names, log and seed), a
         first = (str(exc) or "the shell bench failed").splitlines()[0]  # failed build command
         raise PlatformCoverageError(f"platform coverage: {first}") from None
