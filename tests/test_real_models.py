@@ -324,6 +324,54 @@ def test_affine_rewrite_keeps_names():
     assert sum(op == "Conv" for op in ops) == 7  # 4 convs, 2 bias Adds, the HardSigmoid
 
 
+def test_affine_add_of_a_coarse_input_matches_onnxruntime_on_every_level():
+    """The recognizer's hard-swish ``+ 3`` (input step 0.2855, output step 0.0472: the input is
+    six times coarser) on all 256 int8 input levels: VTA's output equals onnxruntime's on every
+    one. With the weight fixed at 127 the int32 bias is 1335 for 1334.70, and the levels -1
+    (57.486 steps: 58 instead of 57) and -23 are one step off; on a rendered line that is 7% of
+    the layer's values (:func:`~vtabench.graph.onnx_affine._weight_and_bias` picks the weight
+    106, bias 1114)."""
+    from vtabench.drivers import open_device
+    from vtabench.graph.compare import device_tensors, onnxruntime_tensors
+    from vtabench.graph.execute import Executor
+    from vtabench.graph.onnx_affine import _weight_and_bias
+    from vtabench.spec.config import load_config
+
+    sx, sy, shape = 0.28545752, 0.04722103, (1, 16, 16, 16)
+    f32 = np.float32
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "z"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "sx", "z"], ["xd"]),
+             helper.make_node("Add", ["xd", "three"], ["a"]),
+             helper.make_node("QuantizeLinear", ["a", "sy", "z"], ["aq"]),
+             helper.make_node("DequantizeLinear", ["aq", "sy", "z"], ["ad"]),
+             helper.make_node("DequantizeLinear", ["wq", "sw", "z"], ["w"]),
+             helper.make_node("Conv", ["ad", "w"], ["c"], kernel_shape=[1, 1]),
+             helper.make_node("QuantizeLinear", ["c", "sy", "z"], ["cq"]),
+             helper.make_node("DequantizeLinear", ["cq", "sy", "z"], ["y"])]
+    inits = {"sx": np.array(sx, f32), "sy": np.array(sy, f32), "z": np.array(0, np.int8),
+             "three": np.array(3.0, f32), "sw": np.array(1 / 64, f32),
+             "wq": (np.eye(16) * 64).astype(np.int8).reshape(16, 16, 1, 1)}
+    g = helper.make_graph(
+        nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    q = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    q.ir_version = 8
+    levels = (np.arange(np.prod(shape)) % 256 - 128).astype(f32)
+    x = (levels * f32(sx)).reshape(shape)
+    pkg = compile_model(q, CFG)
+    assert [n["device"] for n in pkg.manifest["nodes"] if n["op"] == "conv2d"] == [VTA] * 2
+    with open_device("fsim", load_config(CFG), pkg.mem_bytes) as dev:
+        ex = Executor(pkg, dev)
+        ex.run([x])
+        ours = device_tensors(ex)["aq"]
+    theirs = onnxruntime_tensors(q, ["aq"], {"x": x})["aq"]
+    assert np.array_equal(ours, theirs), np.unique(levels[(ours != theirs).reshape(-1)])
+    w, _, bscale, bq = _weight_and_bias(np.ones(1), np.full(1, 3.0), sx, None)
+    assert abs(bq[0] * float(bscale[0]) - 3.0) < abs(np.rint(3.0 / (sx / 127)) * sx / 127 - 3.0)
+    assert np.rint((-127 + np.rint(3.0 / (sx / 127))) * (sx / 127) / sy) == 58  # W = 127's miss
+
+
 # -- the classifier ------------------------------------------------------------------------------
 
 def _classifier(symmetric: bool):
