@@ -79,7 +79,8 @@ def spec_text(s: Any) -> str:
                 f"s{s.stride}{f'x{s.s_w}' if s.stride_w else ''} p{s.pad}"
                 f"{' blockwise' if s.blockwise else ''}")
     if isinstance(s, MaxPoolSpec):
-        return f"{s.h}x{s.w} {s.c} max k{s.k} s{s.stride} p{s.pad}"
+        return (f"{s.h}x{s.w} {s.c} max k{s.k} s{s.stride} p{s.pad}"
+                f"{f',{s.pad_end}' if s.pad_end is not None else ''}")
     if isinstance(s, ConvTransposeSpec):
         return f"{s.h}x{s.w} {s.c}->{s.o} transposed k{s.stride} s{s.stride}"
     if isinstance(s, UpsampleSpec):
