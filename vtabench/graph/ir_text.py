@@ -60,7 +60,9 @@ def _q_text(q: QParams) -> str:
                                                           if q.groups != 1 else "")
                      + (f" expanded from {q.expanded_groups} groups"
                         if q.expanded_groups != 1 else ""))
-    if q.kind == "leaky":
+    if q.kind == "leaky" and q.slopes is not None:
+        parts.append(f"slopes [{q.slopes.min():.3g}, {q.slopes.max():.3g}]")
+    elif q.kind == "leaky":
         parts.append(f"alpha {q.alpha}")
     if not q.integer_exact:
         parts.append("not integer-exact")
