@@ -557,7 +557,7 @@ def schedule_pool(op: OpTE, cfg: Config, t: Tiling,
         sch.compute_at(lift, wo)
         sch.annotate(lift, "vta.alu", 1)
     copies = [sch.get_sblock(op.pad)] if op.pad else [sch.cache_read(reader, 0, ACC)]
-    if len(op.inputs) > 1:  # a signed padded pool's ones, padded as the input (LOAD ACC_8BIT)
+    if "ones_lift" in op.alu_stages:  # the ones, padded as the input (LOAD ACC_8BIT)
         copies.append(sch.get_sblock("pad_ones"))
     for src in copies:
         sch.set_scope(src, 0, ACC)
