@@ -5,8 +5,8 @@ ReLU's output zero is stored as -128) or any signed activation, with equal and u
 VTA's LOAD pads with zeros; the pool moves only the interior up by 128 (a tensor of ones loaded
 with the same padding, times 128, added), takes the maximum from 0 and moves it back down, so the
 padding is the minimum of the moved range. The operator alone (``MaxPoolSpec``, signed, padded)
-on fsim against numpy's max pool with -128 padding (odd sizes, channel blocks broadcast, ragged
-tiles); in graphs (``onnx.helper`` models quantized by onnxruntime with 20 channels, odd maps):
+on fsim (two cases also on opencl, slow) against numpy's max pool with -128 padding (odd sizes,
+channel blocks broadcast, ragged tiles); in graphs (``onnx.helper`` models quantized by onnxruntime with 20 channels, odd maps):
 the pool on VTA in one device program, bit-identical to the integer reference, equal to
 onnxruntime's max pool on the same inputs and every other operator within one step.
 """
@@ -21,6 +21,7 @@ from test_real_models import CFG, _Builder, _model, cpu_nodes, vta_op_counts
 from vtabench.compiler import MaxPoolSpec, Tiling, compile_op
 from vtabench.compiler.ops import POOL_ONES, pool_ones
 from vtabench.graph import compile_model
+from vtabench.runtime import available_targets
 from vtabench.spec.config import load_config
 from vtabench.verify.operators import OpJob, run_ops
 from vtabench.workloads.quantize import calibration_set, quantize
@@ -62,6 +63,18 @@ SLOW_OPS = {"k3s1p1_13x7_ragged", "k2s1_pads1100_5x5"}
                                                if c[0] in SLOW_OPS else ()) for c in OPS])
 def test_signed_padded_pool_on_fsim(case):
     """Every int8 input value, -128 included (a whole channel block of -128s at the borders)."""
+    _check_pool("fsim", case)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", [t for t in available_targets() if t == "opencl"])
+def test_signed_padded_pool_on_opencl(target):
+    """The ragged case and the unequal pads on the OpenCL kernel (PoCL)."""
+    for case in OPS[1:3]:
+        _check_pool(target, case)
+
+
+def _check_pool(target: str, case: tuple) -> None:
     _, spec, tiling = case
     cfg = load_config(CFG)
     op = compile_op(spec, cfg, tiling=tiling)
@@ -71,7 +84,7 @@ def test_signed_padded_pool_on_fsim(case):
     x[:, 0, :, :2] = -128
     inputs = {"data": x, POOL_ONES: pool_ones(op.input_shapes()[POOL_ONES])}
     want = _numpy_pool(x, spec.k, spec.stride, spec.pad, spec.pad_after)
-    (res,) = run_ops("fsim", cfg, [OpJob(spec, inputs, op.tiling)])
+    (res,) = run_ops(target, cfg, [OpJob(spec, inputs, op.tiling)])
     assert res.out.shape == want.shape
     bad = int(np.count_nonzero(res.out != want))
     assert bad == 0, f"{bad} of {want.size} outputs differ from numpy's max pool"
