@@ -5,10 +5,11 @@ ReLU's output zero is stored as -128) or any signed activation, with equal and u
 VTA's LOAD pads with zeros; the pool moves only the interior up by 128 (a tensor of ones loaded
 with the same padding, times 128, added), takes the maximum from 0 and moves it back down, so the
 padding is the minimum of the moved range. The operator alone (``MaxPoolSpec``, signed, padded)
-on fsim (two cases also on opencl and the RTL, slow) against numpy's max pool with -128 padding (odd sizes,
-channel blocks broadcast, ragged tiles); in graphs (``onnx.helper`` models quantized by onnxruntime with 20 channels, odd maps):
-the pool on VTA in one device program, bit-identical to the integer reference, equal to
-onnxruntime's max pool on the same inputs and every other operator within one step.
+on fsim (two cases also on opencl and the RTL, slow) against numpy's max pool with -128
+padding (odd sizes, channel blocks broadcast, ragged tiles); in graphs (``onnx.helper`` models
+quantized by onnxruntime, 20 channels, odd maps): the pool on VTA in one device program,
+bit-identical to the integer reference, equal to onnxruntime's max pool on the same inputs and
+every other operator within one step.
 """
 
 from __future__ import annotations
