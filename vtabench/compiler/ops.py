@@ -40,6 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
 from tvm import te, tirx
 
 from vtabench.spec.isa.layout import IMM_BITS, PAD_BITS, STRIDE_BITS
@@ -192,11 +193,16 @@ class DenseSpec:
 @dataclass(frozen=True)
 class MaxPoolSpec:
     """Max pooling of an int8 activation, NCHW sizes in elements (channels a multiple of the
-    block): a ``k`` x ``k`` window, stride, zero padding (exact when every input is at least 0).
-    On the ALU: LOAD ACC_8BIT of the padded input tile, a GEMM reset of the output tile (the
-    maximum starts at 0), then one MAX per window position. ``signed``: inputs may be negative
-    (no padding then): the loaded tile is moved up by 128 first (ALU ADD) and the result back
-    down."""
+    block): a ``k`` x ``k`` window, stride, zero padding: ``pad`` rows / columns before (top,
+    left), ``pad_end`` after (bottom, right; None: ``pad``), each below ``k`` (exact when every
+    input is at least 0). On the ALU: LOAD ACC_8BIT of the padded input tile, a GEMM reset of
+    the output tile (the maximum starts at 0), then one MAX per window position. ``signed``:
+    inputs may be negative: the loaded tile's interior is moved up by 128 first and the result
+    back down. Without padding that is an ALU ADD of 128; with padding the padding must stay 0
+    (the minimum of the moved range), so a tensor of ones (:data:`POOL_ONES`, ``(1, 1, H, W)``
+    blocks) is loaded with the same padding (1 inside, 0 in the padding), multiplied by 128
+    (ALU MUL, on its own tile) and added to every channel block (ALU ADD, factor 0 on the
+    channel blocks)."""
 
     n: int
     c: int
@@ -208,14 +214,20 @@ class MaxPoolSpec:
     name: str = "maxpool"
     signed: bool = False
     epilogue: tuple = field(default=())
+    pad_end: int | None = None
+
+    @property
+    def pad_after(self) -> int:
+        """Rows (bottom) and columns (right) of padding after the input."""
+        return self.pad if self.pad_end is None else self.pad_end
 
     @property
     def out_h(self) -> int:
-        return (self.h + 2 * self.pad - self.k) // self.stride + 1
+        return (self.h + self.pad + self.pad_after - self.k) // self.stride + 1
 
     @property
     def out_w(self) -> int:
-        return (self.w + 2 * self.pad - self.k) // self.stride + 1
+        return (self.w + self.pad + self.pad_after - self.k) // self.stride + 1
 
     @property
     def macs(self) -> int:
@@ -228,11 +240,13 @@ class MaxPoolSpec:
             raise CompileError(f"{self.name}: max pooling needs square blocks")
         if self.out_h < 1 or self.out_w < 1:
             raise CompileError(f"{self.name}: empty output")
-        if self.pad > PAD_MAX:
-            raise CompileError(f"{self.name}: pad {self.pad} above the LOAD pad fields "
-                               f"({PAD_BITS} bits, at most {PAD_MAX})")
-        if self.signed and self.pad:
-            raise CompileError(f"{self.name}: zero padding of inputs that may be negative")
+        for what, p in (("pad", self.pad), ("pad_end", self.pad_after)):
+            if p > PAD_MAX:
+                raise CompileError(f"{self.name}: {what} {p} above the LOAD pad fields "
+                                   f"({PAD_BITS} bits, at most {PAD_MAX})")
+            if not 0 <= p < self.k:
+                raise CompileError(f"{self.name}: {what} {p} outside [0, {self.k}) (a window "
+                                   f"entirely in the padding)")
 
 
 @dataclass(frozen=True)
@@ -508,23 +522,47 @@ def dense_te(spec: DenseSpec, cfg: Config) -> OpTE:
     return OpTE([data, wgt, *extra], out, "dense", None, stages, acc_inputs)
 
 
+#: The input name of a signed padded max pool's tensor of ones (:class:`MaxPoolSpec`).
+POOL_ONES = "ones"
+
+
+def pool_ones(shape: tuple[int, ...]) -> np.ndarray:
+    """The value of a signed padded max pool's :data:`POOL_ONES` input of ``shape``."""
+    return np.ones(shape, np.int8)
+
+
 def maxpool_te(spec: MaxPoolSpec, cfg: Config) -> OpTE:
     spec.check(cfg)
     B, BI = cfg.batch, cfg.block_in
     N, C = spec.n // B, spec.c // BI
-    H, W, K, S, P = spec.h, spec.w, spec.k, spec.stride, spec.pad
+    H, W, K, S, P, Q = spec.h, spec.w, spec.k, spec.stride, spec.pad, spec.pad_after
     data = te.placeholder((N, C, H, W, B, BI), "int8", name="data")
-    if P:
-        src = te.compute(
-            (N, C, H + 2 * P, W + 2 * P, B, BI),
+    inputs = [data]
+
+    def padded(t: te.Tensor, name: str) -> te.Tensor:
+        return te.compute(
+            (t.shape[0], t.shape[1], H + P + Q, W + P + Q, B, BI),
             lambda n, c, h, w, b, i: te.if_then_else(
-                te.all(h >= P, h < H + P, w >= P, w < W + P), data[n, c, h - P, w - P, b, i],
-                tirx.const(0, "int8")), name="pad")
-    else:
-        src = data
+                te.all(h >= P, h < H + P, w >= P, w < W + P), t[n, c, h - P, w - P, b, i],
+                tirx.const(0, "int8")), name=name)
+
+    src = padded(data, "pad") if P or Q else data
     stages = []
-    if spec.signed:  # move every input to [0, 255]
-        src = te.compute(src.shape, lambda *i: src(*i).astype("int32") + 128, name="shift_in")
+    if spec.signed and (P or Q):  # the interior to [0, 255], the padding stays 0
+        ones = te.placeholder((1, 1, H, W, B, BI), "int8", name=POOL_ONES)
+        inputs.append(ones)
+        inside = padded(ones, "pad_ones")
+        # scaled on its own tile first: a scale inside the ADD would be applied once per
+        # channel block (the ones are broadcast over them)
+        lift = te.compute(inside.shape, lambda *i: inside(*i).astype("int32") * 128,
+                          name="ones_lift")
+        x = src
+        src = te.compute(x.shape, lambda n, c, h, w, b, i: x[n, c, h, w, b, i].astype("int32")
+                         + lift[0, 0, h, w, b, i], name="shift_in")
+        stages += ["ones_lift", "shift_in"]
+    elif spec.signed:  # move every input to [0, 255]
+        x = src
+        src = te.compute(x.shape, lambda *i: x(*i).astype("int32") + 128, name="shift_in")
         stages.append("shift_in")
     kh = te.reduce_axis((0, K), "kh")
     kw = te.reduce_axis((0, K), "kw")
@@ -538,7 +576,7 @@ def maxpool_te(spec: MaxPoolSpec, cfg: Config) -> OpTE:
         acc = te.compute(out_shape, lambda *i: pooled(*i) - 128, name="shift_out")
         stages.append("shift_out")
     out = te.compute(out_shape, lambda *i: acc(*i).astype("int8"), name="out")
-    return OpTE([data], out, "pool", "pad" if P else None, stages, [])
+    return OpTE(inputs, out, "pool", "pad" if P or Q else None, stages, [])
 
 
 def conv_transpose_te(spec: ConvTransposeSpec, cfg: Config) -> OpTE:

@@ -316,7 +316,8 @@ def _pool_options(spec: MaxPoolSpec, cfg: Config, double_buffer: bool,
             if below is not None and not _ragged_candidate(spec, t, tiles, below):
                 continue
             ih, iw = (th - 1) * spec.stride + spec.k, (tw - 1) * spec.stride + spec.k
-            fp = Footprint(inp=0, wgt=0, acc=tc * (ih * iw + th * tw),
+            ones = ih * iw if spec.signed and (spec.pad or spec.pad_after) else 0
+            fp = Footprint(inp=0, wgt=0, acc=tc * (ih * iw + th * tw) + ones,
                            uops=uop_count([tc, th, tw]))
             if _fits(cfg, fp, slots) is not None:
                 continue
@@ -550,13 +551,18 @@ def schedule_pool(op: OpTE, cfg: Config, t: Tiling,
         sch.set_scope(reader, 0, ACC)
         sch.compute_at(reader, wo)
         sch.annotate(reader, "vta.alu", 1)
-    if op.pad:
-        src = sch.get_sblock(op.pad)
+    if "ones_lift" in op.alu_stages:  # a signed padded pool's ones, times 128 in place
+        lift = sch.get_sblock("ones_lift")
+        sch.set_scope(lift, 0, ACC)
+        sch.compute_at(lift, wo)
+        sch.annotate(lift, "vta.alu", 1)
+    copies = [sch.get_sblock(op.pad)] if op.pad else [sch.cache_read(reader, 0, ACC)]
+    if "ones_lift" in op.alu_stages:  # the ones, padded as the input (LOAD ACC_8BIT)
+        copies.append(sch.get_sblock("pad_ones"))
+    for src in copies:
         sch.set_scope(src, 0, ACC)
-    else:
-        src = sch.cache_read(reader, 0, ACC)
-    sch.compute_at(src, wo)
-    sch.annotate(src, "vta.dma", 1)
+        sch.compute_at(src, wo)
+        sch.annotate(src, "vta.dma", 1)
     _, reset = intrin_names(cfg.batch, cfg.block_in, cfg.block_out)
     init = sch.decompose_reduction(pb, kh)
     iloops = sch.get_loops(init)

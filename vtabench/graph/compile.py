@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from vtabench.compiler import CompiledOp, Conv2dSpec, compile_op
+from vtabench.compiler.ops import POOL_ONES, pool_ones
 from vtabench.graph import passes
 from vtabench.graph import relax_exprs as rx
 from vtabench.graph.cpu_functions import build_cpu_module
@@ -261,6 +262,8 @@ def _bind_operands(rt: Runtime, n: Node, op: CompiledOp, tensors: dict[str, dict
             bind[name] = tensor(n.inputs[1])
         elif name.startswith("residual"):  # the last input (a product's: its x again)
             bind[name] = tensor(n.inputs[-1])
+        elif name == POOL_ONES:  # a signed padded max pool's interior marker
+            bind[name] = static(pool_ones(op.input_shapes()[name]))
         elif name != "data":
             t = rows(n.iform.operands[int(re.search(r"\d+$", name).group())])
             bind[name] = static(pack_act(t[None], cfg) if t.ndim == 3 else

@@ -117,7 +117,7 @@ def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
     height and width). A global average pool is the sum over the map (weights 1, scale
     1 / (h * w)). ValueError when the chain has none (a scale out of range...)."""
     if q.kind == "leaky":
-        return _leaky_form(q)
+        return _leaky_form(q) if q.slopes is None else _prelu_form(q)
     if q.kind == "mul":
         return _mul_form(q)
     if q.kind == "hardswish":
@@ -374,6 +374,72 @@ def _leaky_multipliers(q: QParams) -> tuple[int, int, int]:
                     return ma, mb, n
     if best is None:
         raise ValueError(f"no integer form for a LeakyReLU with scale ratio {ra:.3g}")
+    return best[1], best[2], best[3]
+
+
+def _prelu_form(q: QParams) -> IntegerForm:
+    """PReLU as LeakyReLU (:func:`_leaky_form`) with a slope per channel: the multiplier of the
+    slope's branch ``mb`` is a per-channel vector of ``residual_max`` (and of the constant moved
+    across the max), ``ma`` and ``n`` are shared (:func:`_prelu_multipliers`)."""
+    c = q.bias.size
+    ze = q.x.zero_stored
+    ma, mb, n = _prelu_multipliers(q)
+    ops: list[tuple] = [("bias",)]
+    operands: dict[int, np.ndarray] = {0: np.full(c, -ze, np.int32)}
+    if ma != 1:
+        if IMM_MIN <= ma <= IMM_MAX:
+            ops.append(("mul_imm", ma))
+        else:
+            operands[len(ops)] = np.full(c, ma, np.int32)
+            ops.append(("chan_mul",))
+    if ze:
+        operands[len(ops)] = (ze * mb).astype(np.int32)
+        ops.append(("bias",))
+    operands[len(ops)] = mb.astype(np.int32)
+    ops.append(("residual_max",))
+    if ze:
+        operands[len(ops)] = (-ze * mb).astype(np.int32)
+        ops.append(("bias",))
+    if n:
+        ops.append(("shift", n))
+    _imm_or_vector(q.y.zero_stored, c, ops, operands)
+    ops.append(("clip", q.lo - q.y.offset, q.hi - q.y.offset))
+    return IntegerForm(tuple(ops), operands)
+
+
+def _prelu_multipliers(q: QParams) -> tuple[int, np.ndarray, int]:
+    """(ma, mb per channel, n) of a PReLU, chosen as :func:`_leaky_multipliers` chooses them
+    against onnxruntime's float32 chain (DequantizeLinear -> PRelu -> QuantizeLinear), on every
+    input value of every channel: for each shift and ``ma``, each channel's ``mb`` is the
+    floor or ceiling of ``slope * s_x / s_y * 2^n`` matching more values; the first (n, ma)
+    matching all, else the most."""
+    f32 = np.float32
+    a = np.arange(q.x.qmin, q.x.qmax + 1, dtype=np.int64) - q.x.zero
+    xf = a.astype(f32) * f32(q.x.scale)
+    slopes = q.slopes.astype(f32)[:, None]
+    yf = np.where(xf >= 0, xf, xf * slopes)
+    want = np.clip(np.rint(yf / f32(q.y.scale)).astype(np.int64) + q.y.zero, q.lo, q.hi)
+    ra, rb = q.x.scale / q.y.scale, q.slopes * q.x.scale / q.y.scale
+    span = int(np.abs(a).max())
+    best: tuple[int, int, np.ndarray, int] | None = None
+    for n in range(32):
+        base_a, base_b = ra * 2 ** n, rb * 2 ** n
+        if span * (base_a + np.abs(base_b).max() + 2) + (1 << max(n - 1, 0)) > INT32_MAX:
+            break
+        for ma in {math.floor(base_a), math.ceil(base_a)}:
+            cands = np.stack([np.floor(base_b), np.ceil(base_b)]).astype(np.int64)  # (2, C)
+            got = np.clip(rshift(np.maximum(a * ma, a[None, None, :] * cands[:, :, None]), n)
+                          + q.y.zero, q.lo, q.hi)  # (2, C, values)
+            hits = (got == want[None]).sum(axis=2)
+            pick = hits.argmax(axis=0)
+            mb = cands[pick, np.arange(cands.shape[1])]
+            total = int(hits.max(axis=0).sum())
+            if best is None or total > best[0]:
+                best = (total, ma, mb, n)
+            if total == want.size:
+                return ma, mb, n
+    if best is None:
+        raise ValueError(f"no integer form for a PReLU with scale ratio {ra:.3g}")
     return best[1], best[2], best[3]
 
 

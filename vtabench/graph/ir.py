@@ -54,7 +54,7 @@ class QParams:
     :mod:`vtabench.graph.integer`'s.
     add: ``q(act(dq(a) + dq(b)))`` with ``x`` = a, ``res`` = b, ``y`` the output.
     act: ``q(act(dq(x)))`` (ReLU, Clip) folded into ``[lo, hi]``.
-    leaky: ``q(leakyrelu(dq(x), alpha))``.
+    leaky: ``q(leakyrelu(dq(x), alpha))``, or ``q(prelu(dq(x), slopes))`` (per channel).
     mul: ``q(act(dq(x) * dq(res)))``, ``res`` of x's shape or one value per channel.
     hardswish: ``q(hardswish(dq(x)))`` (the ONNX operator).
     """
@@ -75,6 +75,7 @@ class QParams:
     # into it: vtabench.graph.shuffle): its group count, so that MAC counts stay the model's
     expanded_groups: int = 1
     alpha: float = 0.0  # leaky: the negative slope
+    slopes: np.ndarray | None = None  # leaky from a PReLU: each channel's slope (alpha unused)
     # an average pool as a depthwise conv of ones whose padding is not counted: L, the least
     # common multiple of the window counts (weight scale 1 / L; the epilogue multiplies each
     # pixel by L / count: vtabench.graph.integer); 0: not such a pool

@@ -60,7 +60,9 @@ def _q_text(q: QParams) -> str:
                                                           if q.groups != 1 else "")
                      + (f" expanded from {q.expanded_groups} groups"
                         if q.expanded_groups != 1 else ""))
-    if q.kind == "leaky":
+    if q.kind == "leaky" and q.slopes is not None:
+        parts.append(f"slopes [{q.slopes.min():.3g}, {q.slopes.max():.3g}]")
+    elif q.kind == "leaky":
         parts.append(f"alpha {q.alpha}")
     if not q.integer_exact:
         parts.append("not integer-exact")
@@ -79,7 +81,8 @@ def spec_text(s: Any) -> str:
                 f"s{s.stride}{f'x{s.s_w}' if s.stride_w else ''} p{s.pad}"
                 f"{' blockwise' if s.blockwise else ''}")
     if isinstance(s, MaxPoolSpec):
-        return f"{s.h}x{s.w} {s.c} max k{s.k} s{s.stride} p{s.pad}"
+        return (f"{s.h}x{s.w} {s.c} max k{s.k} s{s.stride} p{s.pad}"
+                f"{f',{s.pad_end}' if s.pad_end is not None else ''}")
     if isinstance(s, ConvTransposeSpec):
         return f"{s.h}x{s.w} {s.c}->{s.o} transposed k{s.stride} s{s.stride}"
     if isinstance(s, UpsampleSpec):

@@ -336,30 +336,29 @@ def _propagate(g: Graph, allowed: dict[str, set[str]], dev: dict[str, str],
 
 
 def _maxpool_spec(g: Graph, n: Node, cfg: Config) -> Any:
-    """The MaxPoolSpec of an integer max pool: VTA's LOAD pads with zeros, so a padded pool
-    needs an input that cannot be negative (its producer's lower clip bound, stored form);
-    without padding any input (``signed``: moved up by 128 around the maximum)."""
+    """The MaxPoolSpec of an integer max pool. VTA's LOAD pads with zeros: an input that cannot
+    be negative (its producer's lower clip bound, stored form) is pooled as it is; any other
+    (``signed``) is moved up by 128 around the maximum, with padding only its interior
+    (docs/graph.md, "Channels, pools, depthwise"). Pads as Relax writes them, (top, left,
+    bottom, right): the same before on both axes and the same after (Caffe's ceil mode,
+    exported as ``[0, 0, 1, 1]``)."""
     from vtabench.compiler import CompileError, MaxPoolSpec
 
     a = n.attrs["attrs"]
-    ks, st, pads = ({int(v) for v in a.pool_size}, {int(v) for v in a.strides},
-                    {int(v) for v in a.padding})
-    if (len(ks) != 1 or len(st) != 1 or len(pads) != 1 or bool(a.ceil_mode)
+    ks, st = {int(v) for v in a.pool_size}, {int(v) for v in a.strides}
+    top, left, bottom, right = (int(v) for v in a.padding)
+    if (len(ks) != 1 or len(st) != 1 or top != left or bottom != right or bool(a.ceil_mode)
             or any(int(d) != 1 for d in a.dilation) or str(a.layout) != "NCHW"):
         raise CompileError(f"{n.name}: max pool attributes outside VTA's form (square window, "
-                           f"one stride, one pad, no dilation or ceil mode)")
+                           f"one stride, pads (top, left, bottom, right) with top = left and "
+                           f"bottom = right, no dilation or ceil mode)")
     p = g.nodes[n.inputs[0]]
     low = None
     if p.is_candidate and p.integer and p.q.out is not None:
         low = (p.q.res_lo if p.q.residual else p.q.lo) - p.q.out.offset
-    signed = low is None or low < 0
-    pad = pads.pop()
-    if signed and pad:
-        raise CompileError(f"{n.name}: a padded max pool of an input that may be negative "
-                           f"(VTA pads with zeros)")
-    _, c, h, w = g.nodes[n.inputs[0]].shape
-    return MaxPoolSpec(1, phys_channels(c, cfg), h, w, ks.pop(), st.pop(), pad, name=n.name,
-                       signed=signed)
+    _, c, h, w = p.shape
+    return MaxPoolSpec(1, phys_channels(c, cfg), h, w, ks.pop(), st.pop(), top, name=n.name,
+                       signed=low is None or low < 0, pad_end=bottom if bottom != top else None)
 
 
 def _layout_neutral(g: Graph, n: Node) -> bool:

@@ -70,6 +70,9 @@ def _patterns() -> list[tuple[str, Any]]:
     for act in ACTS[:-1]:
         pats.append(("vta.act", _q(_act(_dq(wildcard()), act))))
     pats.append(("vta.leaky", _q(is_op("relax.nn.leakyrelu")(_dq(wildcard())))))
+    # PReLU (one slope, or one per channel) as TVM's converter writes it: a reshaped constant
+    for slope in (is_const(), is_op("relax.reshape")(is_const(), wildcard())):
+        pats.append(("vta.leaky", _q(is_op("relax.nn.prelu")(_dq(wildcard()), slope))))
     # ONNX HardSwish as TVM's converter writes it: x * (clip(x + 3, 0, 6) / 6)
     x = _dq(wildcard())
     pats.append(("vta.hardswish", _q(is_op("relax.multiply")(x, is_op("relax.divide")(

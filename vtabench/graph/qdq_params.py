@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -224,6 +225,26 @@ def resize_scales(attrs: Any, in_shape: list[int], out_shape: list[int]) -> tupl
     return factors[0], factors[1]
 
 
+def _prelu_slopes(call: Any, producer: Callable[[Any], Any], c: int) -> np.ndarray:
+    """The slope of each of the ``c`` channels of a ``relax.nn.prelu`` call (its slope a
+    constant, reshaped by TVM's converter). The integer form takes the larger of the two
+    branches, which is the slope's exactly when the slope is at most 1."""
+    src = producer(call.args[1])
+    if isinstance(src, relax.Call) and src.op.name == "relax.reshape":
+        src = producer(src.args[0])
+    slopes = rx.const(src).astype(np.float64).reshape(-1)
+    axis = int(call.attrs.axis)
+    if slopes.size == 1:
+        slopes = np.full(c, slopes[0])
+    elif axis != 1 or slopes.size != c:
+        raise Unsupported(f"a PReLU slope of {slopes.size} values along axis {axis} (one "
+                          f"value or one per channel, axis 1)")
+    if slopes.max() > 1:
+        raise Unsupported(f"a PReLU slope {slopes.max():.3g} above 1 (the integer form takes "
+                          f"the larger branch)")
+    return slopes
+
+
 def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int], dict]:
     """Integer parameters of a composite, which of its parameters are the node's inputs (in
     order), and the attributes an integer CPU op needs (reshape: shape; maxpool: pool attrs).
@@ -346,6 +367,13 @@ def composite_params(kind: str, func: relax.Function) -> tuple[QParams, list[int
         qp = QParams(kind="hardswish", x=x, y=y, w_scale=np.ones(c), bias=np.zeros(c, np.int32),
                      lo=y.qmin, hi=y.qmax,
                      key=f"hardswish_{_fingerprint(np.array([x.scale, y.scale]))}")
+        return qp, [index(xin), index(xin)], {}
+    if kind == "leaky" and rx.find_calls(bs, "relax.nn.prelu"):
+        c = rx.shape(xin)[1]
+        slopes = _prelu_slopes(rx.find_calls(bs, "relax.nn.prelu")[0], producer, c)
+        qp = QParams(kind="leaky", x=x, y=y, slopes=slopes, w_scale=np.ones(c),
+                     bias=np.zeros(c, np.int32), lo=y.qmin, hi=y.qmax,
+                     key=f"prelu_{_fingerprint(slopes, np.array([x.scale, y.scale]))}")
         return qp, [index(xin), index(xin)], {}
     if kind == "leaky":
         alpha = float(rx.find_calls(bs, "relax.nn.leakyrelu")[0].attrs.alpha)
