@@ -117,7 +117,7 @@ def integer_form(q: QParams, in_hw: tuple[int, int] = (1, 1)) -> IntegerForm:
     height and width). A global average pool is the sum over the map (weights 1, scale
     1 / (h * w)). ValueError when the chain has none (a scale out of range...)."""
     if q.kind == "leaky":
-        return _leaky_form(q) if q.slopes is None else _prelu_form(q)
+        return _slope_form(q)
     if q.kind == "mul":
         return _mul_form(q)
     if q.kind == "hardswish":
@@ -318,17 +318,20 @@ def _hardswish_form(q: QParams) -> IntegerForm:
     return IntegerForm(tuple(best[2]), best[3], best[4])
 
 
-def _leaky_form(q: QParams) -> IntegerForm:
-    """LeakyReLU as an identity (blockwise 1x1) conv of its input with the input also loaded
-    as a second operand: ``a = v - z_x'`` (the GEMM and the bias), then
-    ``rshift(max(a * ma, (v - z_x') * mb), n) + z_y'`` with ``ma ~ s_x / s_y * 2^n`` and
-    ``mb ~ alpha * ma`` (the maximum is the slope for a negative ``a`` because alpha <= 1);
-    the second operand's zero-point term is moved across the max as a constant. The input has
-    256 values: (ma, mb, n) are checked against onnxruntime's float32 chain on every one of
-    them (:func:`_leaky_multipliers`)."""
+def _slope_form(q: QParams) -> IntegerForm:
+    """LeakyReLU and PReLU as an identity (blockwise 1x1) conv of the input with the input also
+    loaded as a second operand: ``a = v - z_x'`` (the GEMM and the bias), then
+    ``rshift(max(a * ma, (v - z_x') * mb[c]), n) + z_y'`` with ``ma ~ s_x / s_y * 2^n`` and
+    ``mb[c] ~ slope[c] * ma`` (epilogue op ``residual_max``: the maximum is the slope's branch
+    for a negative ``a`` because every slope is at most 1); the second operand's zero-point
+    term is moved across the max as a constant (an immediate when the slope is shared). The
+    input has 256 values: (ma, mb, n) are checked against onnxruntime's float32 chain on every
+    one of them (:func:`_slope_multipliers`)."""
     c = q.bias.size
     ze = q.x.zero_stored
-    ma, mb, n = _leaky_multipliers(q)
+    ma, mb, n = _slope_multipliers(q)
+    mb = np.broadcast_to(mb, (c,)).astype(np.int64)
+    shared = bool(np.all(mb == mb[0]))
     ops: list[tuple] = [("bias",)]
     operands: dict[int, np.ndarray] = {0: np.full(c, -ze, np.int32)}
     if ma != 1:
@@ -337,69 +340,18 @@ def _leaky_form(q: QParams) -> IntegerForm:
         else:
             operands[len(ops)] = np.full(c, ma, np.int32)
             ops.append(("chan_mul",))
-    _imm_or_vector(ze * mb, c, ops, operands)
-    operands[len(ops)] = np.full(c, mb, np.int32)
-    ops.append(("residual_max",))
-    _imm_or_vector(-ze * mb, c, ops, operands)
-    if n:
-        ops.append(("shift", n))
-    _imm_or_vector(q.y.zero_stored, c, ops, operands)
-    ops.append(("clip", q.lo - q.y.offset, q.hi - q.y.offset))
-    return IntegerForm(tuple(ops), operands)
 
+    def add(v: np.ndarray) -> None:
+        if shared:
+            _imm_or_vector(int(v[0]), c, ops, operands)
+        elif ze:
+            operands[len(ops)] = v.astype(np.int32)
+            ops.append(("bias",))
 
-def _leaky_multipliers(q: QParams) -> tuple[int, int, int]:
-    """(ma, mb, n) of a LeakyReLU whose integer form gives, on every input value, what the
-    float32 chain DequantizeLinear -> LeakyRelu -> QuantizeLinear gives (onnxruntime's
-    arithmetic: a slope like 0.1 puts many products exactly on half steps, where float32
-    rounding decides); the most matching values when none matches all."""
-    f32 = np.float32
-    a = np.arange(q.x.qmin, q.x.qmax + 1, dtype=np.int64) - q.x.zero
-    xf = a.astype(f32) * f32(q.x.scale)
-    yf = np.where(xf >= 0, xf, xf * f32(q.alpha))
-    want = np.clip(np.rint(yf / f32(q.y.scale)).astype(np.int64) + q.y.zero, q.lo, q.hi)
-    ra, rb = q.x.scale / q.y.scale, q.alpha * q.x.scale / q.y.scale
-    best: tuple[int, int, int, int] | None = None
-    for n in range(32):
-        base_a, base_b = ra * 2 ** n, rb * 2 ** n
-        if 255 * (base_a + base_b + 2) + (1 << max(n - 1, 0)) > INT32_MAX:
-            break
-        for ma in {math.floor(base_a), math.ceil(base_a)}:
-            for mb in {math.floor(base_b), math.ceil(base_b)}:
-                got = np.clip(rshift(np.maximum(a * ma, a * mb), n) + q.y.zero, q.lo, q.hi)
-                hits = int((got == want).sum())
-                if best is None or hits > best[0]:
-                    best = (hits, ma, mb, n)
-                if hits == a.size:
-                    return ma, mb, n
-    if best is None:
-        raise ValueError(f"no integer form for a LeakyReLU with scale ratio {ra:.3g}")
-    return best[1], best[2], best[3]
-
-
-def _prelu_form(q: QParams) -> IntegerForm:
-    """PReLU as LeakyReLU (:func:`_leaky_form`) with a slope per channel: the multiplier of the
-    slope's branch ``mb`` is a per-channel vector of ``residual_max`` (and of the constant moved
-    across the max), ``ma`` and ``n`` are shared (:func:`_prelu_multipliers`)."""
-    c = q.bias.size
-    ze = q.x.zero_stored
-    ma, mb, n = _prelu_multipliers(q)
-    ops: list[tuple] = [("bias",)]
-    operands: dict[int, np.ndarray] = {0: np.full(c, -ze, np.int32)}
-    if ma != 1:
-        if IMM_MIN <= ma <= IMM_MAX:
-            ops.append(("mul_imm", ma))
-        else:
-            operands[len(ops)] = np.full(c, ma, np.int32)
-            ops.append(("chan_mul",))
-    if ze:
-        operands[len(ops)] = (ze * mb).astype(np.int32)
-        ops.append(("bias",))
+    add(ze * mb)
     operands[len(ops)] = mb.astype(np.int32)
     ops.append(("residual_max",))
-    if ze:
-        operands[len(ops)] = (-ze * mb).astype(np.int32)
-        ops.append(("bias",))
+    add(-ze * mb)
     if n:
         ops.append(("shift", n))
     _imm_or_vector(q.y.zero_stored, c, ops, operands)
@@ -407,39 +359,39 @@ def _prelu_form(q: QParams) -> IntegerForm:
     return IntegerForm(tuple(ops), operands)
 
 
-def _prelu_multipliers(q: QParams) -> tuple[int, np.ndarray, int]:
-    """(ma, mb per channel, n) of a PReLU, chosen as :func:`_leaky_multipliers` chooses them
-    against onnxruntime's float32 chain (DequantizeLinear -> PRelu -> QuantizeLinear), on every
-    input value of every channel: for each shift and ``ma``, each channel's ``mb`` is the
-    floor or ceiling of ``slope * s_x / s_y * 2^n`` matching more values; the first (n, ma)
-    matching all, else the most."""
+def _slope_multipliers(q: QParams) -> tuple[int, np.ndarray, int]:
+    """(ma, mb: one, or one per channel, n) whose integer form gives, on every input value of
+    every channel, what the float32 chain DequantizeLinear -> LeakyRelu / PRelu ->
+    QuantizeLinear gives (onnxruntime's arithmetic: a slope like 0.1 puts many products exactly
+    on half steps, where float32 rounding decides): for each shift and ``ma``, each channel's
+    ``mb`` is the floor or ceiling of ``slope * s_x / s_y * 2^n`` matching more values; the
+    first (n, ma) matching all, else the most."""
     f32 = np.float32
+    slopes = np.atleast_1d(np.asarray(q.alpha if q.slopes is None else q.slopes, np.float64))
     a = np.arange(q.x.qmin, q.x.qmax + 1, dtype=np.int64) - q.x.zero
     xf = a.astype(f32) * f32(q.x.scale)
-    slopes = q.slopes.astype(f32)[:, None]
-    yf = np.where(xf >= 0, xf, xf * slopes)
+    yf = np.where(xf >= 0, xf, xf * slopes.astype(f32)[:, None])
     want = np.clip(np.rint(yf / f32(q.y.scale)).astype(np.int64) + q.y.zero, q.lo, q.hi)
-    ra, rb = q.x.scale / q.y.scale, q.slopes * q.x.scale / q.y.scale
+    ra, rb = q.x.scale / q.y.scale, slopes * q.x.scale / q.y.scale
     span = int(np.abs(a).max())
     best: tuple[int, int, np.ndarray, int] | None = None
     for n in range(32):
         base_a, base_b = ra * 2 ** n, rb * 2 ** n
         if span * (base_a + np.abs(base_b).max() + 2) + (1 << max(n - 1, 0)) > INT32_MAX:
             break
-        for ma in {math.floor(base_a), math.ceil(base_a)}:
+        for ma in sorted({math.floor(base_a), math.ceil(base_a)}):
             cands = np.stack([np.floor(base_b), np.ceil(base_b)]).astype(np.int64)  # (2, C)
             got = np.clip(rshift(np.maximum(a * ma, a[None, None, :] * cands[:, :, None]), n)
                           + q.y.zero, q.lo, q.hi)  # (2, C, values)
             hits = (got == want[None]).sum(axis=2)
-            pick = hits.argmax(axis=0)
-            mb = cands[pick, np.arange(cands.shape[1])]
+            mb = cands[hits.argmax(axis=0), np.arange(cands.shape[1])]
             total = int(hits.max(axis=0).sum())
             if best is None or total > best[0]:
                 best = (total, ma, mb, n)
             if total == want.size:
                 return ma, mb, n
     if best is None:
-        raise ValueError(f"no integer form for a PReLU with scale ratio {ra:.3g}")
+        raise ValueError(f"no integer form for a LeakyReLU / PReLU with scale ratio {ra:.3g}")
     return best[1], best[2], best[3]
 
 
