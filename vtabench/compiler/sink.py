@@ -61,6 +61,7 @@ class Trace:
 
     events: list[tuple[Any, ...]] = field(default_factory=list)
     operand: DramKey = ("", 1)  # set by the walker before each DMA nest
+    stage: str = ""  # set by the walker before each GEMM / ALU nest
 
     # -- recording ---------------------------------------------------------------------------
     def tile(self) -> None:
@@ -85,7 +86,14 @@ class Trace:
         self.events.append((_GEMM, kernel, reset))
 
     def alu(self, kernel: UopKernel, op: AluOp, imm: int | None = None) -> None:
-        self.events.append((_ALU, kernel, op, imm))
+        self.events.append((_ALU, kernel, op, imm, self.stage))
+
+    def with_immediates(self, imms: dict[str, int]) -> Trace:
+        """The same calls with each ALU immediate of a stage named in ``imms`` replaced by its
+        value there (:mod:`vtabench.compiler.immediates`)."""
+        return Trace([(ev[0], ev[1], ev[2], imms[ev[4]], ev[4])
+                      if ev[0] == _ALU and ev[3] is not None and ev[4] in imms else ev
+                      for ev in self.events])
 
     # -- reading -----------------------------------------------------------------------------
     def most_per_tile(self) -> tuple[int, int]:

@@ -401,15 +401,22 @@ def tiling_options(spec: Conv2dSpec | DenseSpec | MaxPoolSpec | UpsampleSpec | C
                    cfg: Config, double_buffer: bool = True,
                    ragged_tiles: bool = True) -> tuple[Tiling, Tiling]:
     """(the chosen tiling, the best one whose tiles divide): the same tiling twice unless the
-    choice is ragged. Computed once per operator spec up to its name (the legality check and
-    the compile ask for the same spec; DenseNet-121 repeats a few shapes hundreds of times)."""
-    key = (dataclasses.replace(spec, name=""), cfg, double_buffer, ragged_tiles)
+    choice is ragged. Computed once per operator spec up to its name and its epilogue's values
+    (the footprints and costs see only the epilogue's kinds; the legality check and the compile
+    ask for the same spec; DenseNet-121's 604 layers have 358 such specs); the spec's own
+    check runs every time."""
+    spec.check(cfg)
+    plain = dataclasses.replace(spec, name="")
+    if hasattr(spec, "epilogue"):
+        plain = dataclasses.replace(plain, epilogue=tuple(e[0] for e in spec.epilogue))
+    key = (plain, cfg, double_buffer, ragged_tiles)
     if key not in _options_of:
         _options_of[key] = _tiling_options(spec, cfg, double_buffer, ragged_tiles)
     return _options_of[key]
 
 
-#: (spec without its name, configuration, double buffering, ragged tiles) -> tiling_options.
+#: (spec without its name and its epilogue's values, configuration, double buffering, ragged
+#: tiles) -> tiling_options.
 _options_of: dict[tuple[Any, ...], tuple[Tiling, Tiling]] = {}
 
 

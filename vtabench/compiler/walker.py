@@ -14,6 +14,7 @@ time. Dependency tokens come from the runtime's hazard tracking
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
 from tvm import s_tir, tirx
@@ -72,6 +73,25 @@ class Emitter:
                 self.func.body)
         return self._trace
 
+    def immediates_match(self, imms: dict[str, int]) -> bool:
+        """Whether the ALU nests' immediates are exactly ``imms`` (stage -> value, read off the
+        TE): every nest with an immediate has its stage's value, every stage's value is a
+        nest's immediate, and no nest scales its operand by an immediate."""
+        alu = [n for n in self.analysis.nests.values() if isinstance(n, AluNest)]
+        if any(isinstance(n.src_scale, int) for n in alu):
+            return False
+        found = {n.name: n.imm for n in alu if n.imm is not None}
+        return found == imms
+
+    def with_immediates(self, imms: dict[str, int]) -> Emitter:
+        """This operator's emitter for an operator of the same structure whose ALU immediates
+        are ``imms`` (its own tile budget; the analysis, layout and lowered function are this
+        one's, whose immediates differ)."""
+        other = copy.copy(self)
+        other._trace = self.trace().with_immediates(imms)
+        other._budget = None
+        return other
+
     def measure(self) -> TileBudget:
         """The most instructions (plus one LOAD UOP per kernel and a few token no-ops) and
         micro-ops one tile can queue."""
@@ -117,6 +137,7 @@ class _Walk(OperatorVisitor):
             self.trace.operand = (n.dst.buf.name, mem_elem_bytes(self.cfg, MemType.OUT))
             emit_store(self.trace, n, self.env, self.addr)
         elif isinstance(n, (GemmNest, AluNest)):
+            self.trace.stage = n.name
             emit_uop_nest(self.trace, n, self.env, self.addr)
         else:
             raise CompileError(f"block {n.name}: no emission for {type(n).__name__}")
