@@ -15,13 +15,15 @@ time. Dependency tokens come from the runtime's hazard tracking
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tvm import s_tir, tirx
 
 from vtabench.compiler.addressing import Addresses
-from vtabench.compiler.analysis import (AluNest, GemmNest, LoadNest, OperatorAnalysis, StoreNest,
-                                        analyze)
+from vtabench.compiler.analysis import (AluNest, GemmNest, LoadNest, Nest, OperatorAnalysis,
+                                        StoreNest, analyze)
 from vtabench.compiler.dma import emit_load, emit_store
 from vtabench.compiler.onchip import SCOPES, scope
 from vtabench.compiler.ops import CompileError
@@ -29,7 +31,7 @@ from vtabench.compiler.ragged import clipped
 from vtabench.compiler.sink import TileBudget, Trace
 from vtabench.compiler.sram_layout import SramLayout, plan_sram
 from vtabench.compiler.tiling import uop_count
-from vtabench.compiler.tir_expr import Env, evaluate
+from vtabench.compiler.tir_expr import Env, compile_index
 from vtabench.compiler.tir_visitor import OperatorVisitor
 from vtabench.compiler.uop_nests import emit_uop_nest
 from vtabench.runtime import DeviceBuffer
@@ -114,7 +116,54 @@ class Emitter:
         rt.layer_end()
 
 
-class _Walk(OperatorVisitor):
+@dataclass
+class _Loop:
+    """A loop above the leaf nests: its variable, bounds (compiled on first use) and body."""
+
+    var: Any
+    min: Any
+    extent: Any
+    body: list[Any]
+    bounds: tuple[Callable[[Env], int], Callable[[Env], int]] | None = None
+
+
+@dataclass
+class _Block:
+    """An opaque block: whether it is a tile (it allocates an accumulator), the buffers it
+    allocates and its body."""
+
+    tile: bool
+    buffers: list[str]
+    body: list[Any]
+
+
+class _Plan(OperatorVisitor):
+    """The lowered body read once into plain Python nodes (loops, blocks, leaf nests), so
+    that the walk does not go through TVM's objects at every iteration of the loops."""
+
+    def __init__(self, nests: dict[str, Nest]) -> None:
+        self.nests = nests
+        self.out: list[Any] = []
+
+    def read(self, stmt: Any) -> list[Any]:
+        outer, self.out = self.out, []
+        self.visit(stmt)
+        body, self.out = self.out, outer
+        return body
+
+    def visit_leaf(self, loops: list[tirx.For], blk: s_tir.SBlock) -> None:
+        self.out.append(self.nests[blk.name_hint])
+
+    def visit_for(self, loop: tirx.For) -> None:
+        self.out.append(_Loop(loop.loop_var, loop.min, loop.extent, self.read(loop.body)))
+
+    def visit_block(self, blk: s_tir.SBlock) -> None:
+        buffers = list(blk.alloc_buffers)
+        self.out.append(_Block(any(SCOPES[scope(b)] == "acc" for b in buffers),
+                               [b.name for b in buffers], self.read(blk.body)))
+
+
+class _Walk:
     """One walk into ``trace``: loop values in ``env``, buffer copies in the placement."""
 
     def __init__(self, cfg: Config, analysis: OperatorAnalysis, layout: SramLayout,
@@ -126,8 +175,19 @@ class _Walk(OperatorVisitor):
         self.addr = Addresses(cfg, self.placement, bindings)
         self.env: Env = {}
 
-    def visit_leaf(self, loops: list[tirx.For], blk: s_tir.SBlock) -> None:
-        n = self.nests[blk.name_hint]
+    def visit(self, stmt: Any) -> None:
+        self.run(_Plan(self.nests).read(stmt))
+
+    def run(self, body: list[Any]) -> None:
+        for node in body:
+            if isinstance(node, _Loop):
+                self.loop(node)
+            elif isinstance(node, _Block):
+                self.block(node)
+            else:
+                self.leaf(node)
+
+    def leaf(self, n: Nest) -> None:
         if n.upper:  # a ragged tile: the extents cut to what lies inside the tensors
             n = clipped(n, self.env, n.pad.x if isinstance(n, LoadNest) and n.pad else None)
         if isinstance(n, LoadNest):
@@ -142,19 +202,21 @@ class _Walk(OperatorVisitor):
         else:
             raise CompileError(f"block {n.name}: no emission for {type(n).__name__}")
 
-    def visit_for(self, loop: tirx.For) -> None:
-        var = loop.loop_var
-        lo = evaluate(loop.min, self.env)
-        for v in range(lo, lo + evaluate(loop.extent, self.env)):
+    def loop(self, node: _Loop) -> None:
+        if node.bounds is None:
+            node.bounds = (compile_index(node.min), compile_index(node.extent))
+        first, extent = node.bounds
+        var = node.var
+        lo = first(self.env)
+        for v in range(lo, lo + extent(self.env)):
             self.env[var] = v
-            self.visit(loop.body)
+            self.run(node.body)
         self.env.pop(var, None)
 
-    def visit_block(self, blk: s_tir.SBlock) -> None:
-        tile = any(SCOPES[scope(b)] == "acc" for b in blk.alloc_buffers)
-        if tile:
+    def block(self, node: _Block) -> None:
+        if node.tile:
             self.trace.tile()
-        self.placement.allocate(blk.alloc_buffers)
-        self.visit(blk.body)
-        if tile:
+        self.placement.allocate(node.buffers)
+        self.run(node.body)
+        if node.tile:
             self.trace.tile_end()
