@@ -160,7 +160,7 @@ def test_same_structure_shares_the_compile_with_its_own_immediates():
             ("bias",), ("mul_imm", mul), ("shift", shift), ("add_imm", zero), ("clip", low, 127)))
 
     first = compile_op(conv("first", 9, 300, 5, -100), cfg)
-    spec = conv("second", 12, 1234, 17, -128)
+    spec = conv("second", 12, 1234, -17, -128)  # x + (-17) is x - 17 in TVM: the same ADD
     shared = compile_op(spec, cfg)
     assert shared.lowered is first.lowered and shared.spec == spec
     own = compile_op(spec, cfg, tiling=shared.tiling)  # a given tiling compiles on its own

@@ -3,14 +3,15 @@
 An epilogue's immediates (a requantization shift and its rounding constant, a multiplier, a
 zero point, clip bounds) reach the program only as the ``imm`` field of ALU instructions: the
 schedule, the lowered function, the SRAM layout and every other instruction of the walk are
-the same for any values of the same sign class (TVM's simplifier folds ``x + 0`` or ``x * 1``
-away and writes ``x + (-c)`` as ``x - c``, so 0, 1, -1 and the signs stay part of the key).
+the same for any values of the same class (TVM's simplifier folds ``x + 0`` or ``x * 1`` away,
+so 0, 1 and -1 stay part of the key, and so does the sign, except for an added immediate:
+``x + (-c)``, written ``x - c``, is read back as ADD -c).
 :func:`structure_key` names what must agree; :func:`stage_immediates` reads each epilogue
 stage's immediate off the TE definition, which the compiler checks against the ALU nests that
 the lowering produced (``Emitter.immediates_match``) before it lets a second operator reuse the
 walk with its own immediates.
 
-DenseNet-121's 604 VTA layers have 533 distinct operator specs and 405 structures.
+DenseNet-121's 604 VTA layers have 533 distinct operator specs and 379 structures.
 """
 
 from __future__ import annotations
@@ -63,17 +64,23 @@ def _strip(e: Any) -> Any:
     return e
 
 
-def _sign_class(v: int) -> int | str:
-    return v if -1 <= v <= 1 else ("+" if v > 0 else "-")
+def _value_class(stage: str, v: int) -> int | str:
+    """What of an immediate the structure depends on: 0, 1 and -1 themselves, else its sign,
+    except for an added immediate (TVM's ``x - c`` for ``x + (-c)`` is read back as ADD -c)."""
+    if -1 <= v <= 1:
+        return v
+    if stage.endswith("_add_imm"):
+        return "added"
+    return "+" if v > 0 else "-"
 
 
 def structure_key(spec: Any, op: OpTE, imms: dict[str, int]) -> tuple[Any, ...] | None:
     """What two operators that may share a compile must agree on: the spec without its name
     and its epilogue's values (the epilogue's kinds stay), the TE's stages in order (a shift's
-    steps depend on its amount) and the sign class of each stage's immediate; None for specs
+    steps depend on its amount) and the class of each stage's immediate; None for specs
     without an epilogue."""
     if not isinstance(spec, (Conv2dSpec, DenseSpec)):
         return None
     kinds = tuple(e[0] for e in spec.epilogue)
     return (dataclasses.replace(spec, name="", epilogue=kinds), tuple(op.alu_stages),
-            tuple(sorted((k, _sign_class(v)) for k, v in imms.items())))
+            tuple(sorted((k, _value_class(k, v)) for k, v in imms.items())))
