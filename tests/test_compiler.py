@@ -132,3 +132,37 @@ def test_bad_channels():
     cfg = load_config("default")
     with pytest.raises(CompileError, match="multiple of 16"):
         compile_op(DenseSpec(1, 24, 16), cfg)
+
+
+def _program(op) -> list[bytes]:
+    """The instruction streams of ``op`` emitted alone with its operands laid out in order."""
+    from vtabench.graph.record import RecordingDevice
+    from vtabench.runtime import Runtime
+
+    dev = RecordingDevice(op.cfg)
+    rt = Runtime(dev)
+    bufs = {name: rt.alloc(int(np.prod(shape)) * 4) for name, shape in op.input_shapes().items()}
+    bufs["out"] = rt.alloc(int(np.prod(op.output_shape)))
+    op.emit(rt, bufs)
+    rt.sync()
+    return dev.runs
+
+
+def test_same_structure_shares_the_compile_with_its_own_immediates():
+    """An operator that differs from one compiled before only in its epilogue's immediates
+    reuses that compile (vtabench.compiler.immediates); its program is the one its own compile
+    gives, byte for byte."""
+    cfg = load_config("default")
+    B = cfg.block
+
+    def conv(name, shift, mul, zero, low):
+        return Conv2dSpec(1, 2 * B, 9, 9, 2 * B, 3, 1, 1, name=name, epilogue=(
+            ("bias",), ("mul_imm", mul), ("shift", shift), ("add_imm", zero), ("clip", low, 127)))
+
+    first = compile_op(conv("first", 9, 300, 5, -100), cfg)
+    spec = conv("second", 12, 1234, -17, -128)  # x + (-17) is x - 17 in TVM: the same ADD
+    shared = compile_op(spec, cfg)
+    assert shared.lowered is first.lowered and shared.spec == spec
+    own = compile_op(spec, cfg, tiling=shared.tiling)  # a given tiling compiles on its own
+    assert own.lowered is not first.lowered
+    assert _program(shared) == _program(own) != _program(first)

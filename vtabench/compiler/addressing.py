@@ -4,11 +4,12 @@ buffers)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from vtabench.compiler.onchip import mem_tile_scalars
 from vtabench.compiler.ops import CompileError
-from vtabench.compiler.tir_expr import Env, evaluate
+from vtabench.compiler.tir_expr import Env, compile_index
 from vtabench.spec.isa.layout import MemType, mem_elem_bytes
 
 if TYPE_CHECKING:
@@ -24,9 +25,13 @@ class Addresses:
         self.cfg = cfg
         self._placement = placement
         self._bindings = bindings
+        self._offsets: dict[int, Callable[[Env], int]] = {}  # id of an access -> its offset
 
     def _tiles(self, acc: Access, env: Env, escal: int) -> int:
-        off = evaluate(acc.offset, env)
+        key = id(acc.offset)
+        if key not in self._offsets:
+            self._offsets[key] = compile_index(acc.offset)
+        off = self._offsets[key](env)
         if off % escal:
             raise CompileError(f"{acc.buf.name}: offset {off} is not tile aligned")
         return off // escal

@@ -16,6 +16,7 @@ import numpy as np
 import tvm
 from tvm import te
 
+from vtabench.compiler.immediates import stage_immediates, structure_key
 from vtabench.compiler.lowering import lower
 from vtabench.compiler.ops import Conv2dSpec, DenseSpec, OpTE, op_te
 from vtabench.compiler.program_count import program_instructions
@@ -107,11 +108,34 @@ def compile_op(spec: Conv2dSpec | DenseSpec, cfg: Config, *, double_buffer: bool
                tiling: Tiling | None = None) -> CompiledOp:
     """Compile ``spec`` with ``tiling`` or the chosen one. A chosen tiling with a ragged last
     tile is kept only if its program has at most as many instructions as the best tiling that
-    divides (the cost model's choice checked on the real program); else the latter."""
+    divides (the cost model's choice checked on the real program); else the latter. Without a
+    given tiling, an operator that differs from one compiled before only in its epilogue's
+    immediates reuses that compile with its own immediates
+    (:mod:`vtabench.compiler.immediates`)."""
     op = op_te(spec, cfg)
     if tiling is not None:
         check_tiling(spec, tiling)
         return _compile(spec, cfg, op, tiling, double_buffer)
+    imms = stage_immediates(op)
+    shape = structure_key(spec, op, imms) if imms is not None else None
+    key = (shape, cfg, double_buffer)
+    if shape is not None and key in _same_structure:
+        base = _same_structure[key]
+        return CompiledOp(spec, cfg, op, base.tiling, double_buffer, base.schedule, base.lowered,
+                          base.emitter.with_immediates(imms))
+    compiled = _compile_chosen(spec, cfg, op, double_buffer)
+    if shape is not None and compiled.emitter.immediates_match(imms):
+        _same_structure[key] = compiled
+    return compiled
+
+
+#: (structure_key, configuration, double buffering) -> the first operator compiled with it
+#: whose ALU immediates were checked to be its epilogue's.
+_same_structure: dict[tuple[Any, ...], CompiledOp] = {}
+
+
+def _compile_chosen(spec: Conv2dSpec | DenseSpec, cfg: Config, op: OpTE,
+                    double_buffer: bool) -> CompiledOp:
     key = (spec, cfg, double_buffer)
     if key in _ragged_checked:  # a layer of the same shape was checked before
         return _compile(spec, cfg, op, _ragged_checked[key], double_buffer)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from vtabench.compiler.walker import TileBudget
+from vtabench.compiler.sink import TileBudget
 from vtabench.drivers.api import Device, DeviceError, RunResult
 from vtabench.runtime import Runtime
 from vtabench.spec.isa.insn import INSN_BYTES

@@ -10,7 +10,7 @@ buffer shares the region of their first operand).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from vtabench.compiler.analysis import OperatorAnalysis
 from vtabench.compiler.onchip import SCOPES, scope, tile_scalars
@@ -69,18 +69,18 @@ class SramPlacement:
         self._count: dict[str, int] = {}  # allocations of each root buffer so far
         self._base: dict[str, int] = {}
 
-    def allocate(self, buffers: Any) -> None:
-        """A block allocates ``buffers``: each root buffer moves to its next copy, each in-place
-        buffer follows its root."""
+    def allocate(self, names: list[str]) -> None:
+        """A block allocates the buffers ``names``: each root buffer moves to its next copy,
+        each in-place buffer follows its root."""
         root = self._layout.analysis.root
-        for b in buffers:
-            if root(b.name) == b.name:
-                k = self._count.get(b.name, 0)
-                self._count[b.name] = k + 1
-                off, size = self._layout.region[b.name]
-                self._base[b.name] = off + (k % self._layout.copies) * size
-        for b in buffers:
-            self._base[b.name] = self._base[root(b.name)]
+        for name in names:
+            if root(name) == name:
+                k = self._count.get(name, 0)
+                self._count[name] = k + 1
+                off, size = self._layout.region[name]
+                self._base[name] = off + (k % self._layout.copies) * size
+        for name in names:
+            self._base[name] = self._base[root(name)]
 
     def base(self, name: str) -> int:
         return self._base[name]

@@ -48,6 +48,31 @@ def evaluate(e: Any, env: Env) -> int:
     raise CompileError(f"cannot evaluate index expression {e} ({type(e).__name__})")
 
 
+def compile_index(e: Any) -> Callable[[Env], int]:
+    """:func:`evaluate` of ``e`` as a Python function of the bindings: the expression's TVM
+    nodes are read once, not at every evaluation (the walker evaluates the same addresses and
+    loop bounds at every iteration of the loops around them). The same values and errors."""
+    if isinstance(e, int):
+        return lambda env: e
+    if isinstance(e, tirx.IntImm):
+        v = int(e.value)
+        return lambda env: v
+    if isinstance(e, tirx.Var):
+        def var(env: Env) -> int:
+            try:
+                return env[e]
+            except KeyError:
+                raise CompileError(f"unbound variable {e} in an index") from None
+        return var
+    if isinstance(e, tirx.Cast):
+        return compile_index(e.value)
+    for cls, fn in _ARITH:
+        if isinstance(e, cls):
+            a, b = compile_index(e.a), compile_index(e.b)
+            return lambda env: fn(a(env), b(env))
+    raise CompileError(f"cannot evaluate index expression {e} ({type(e).__name__})")
+
+
 def holds(c: Any, env: Env) -> bool:
     """Truth of a condition over index expressions (a padded copy's bounds) under ``env``."""
     if isinstance(c, tirx.And):
