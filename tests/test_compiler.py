@@ -134,6 +134,27 @@ def test_bad_channels():
         compile_op(DenseSpec(1, 24, 16), cfg)
 
 
+def test_padding_other_than_zero_is_refused(monkeypatch):
+    """VTA's LOAD pads with zeros: a padded copy whose padding value is anything else (here the
+    max pool's padding made 1) is refused with the block's name, not emitted as zero padding."""
+    from tvm import tirx
+
+    from vtabench.compiler import MaxPoolSpec, ops
+
+    class _OnePadding:
+        def __getattr__(self, name: str):
+            return getattr(tirx, name)
+
+        @staticmethod
+        def const(value, dtype=None):
+            return tirx.const(1 if (value, dtype) == (0, "int8") else value, dtype)
+
+    cfg = load_config("default")
+    monkeypatch.setattr(ops, "tirx", _OnePadding())
+    with pytest.raises(CompileError, match="pads with 1.*zeros only"):
+        compile_op(MaxPoolSpec(1, cfg.block, 9, 9, 3, 1, 1, name="onepad"), cfg)
+
+
 def _program(op) -> list[bytes]:
     """The instruction streams of ``op`` emitted alone with its operands laid out in order."""
     from vtabench.graph.record import RecordingDevice

@@ -190,6 +190,11 @@ class _Analyzer(OperatorVisitor):
         if dscope in SCOPES:
             cond = None
             if isinstance(core, tvm.ir.Call) and core.op.name in _IF_THEN_ELSE:
+                pad = strip_cast(core.args[2])
+                value = pad.value if isinstance(pad, tirx.IntImm | tirx.FloatImm) else pad
+                if not isinstance(value, int | float) or value != 0:
+                    raise CompileError(f"block {name}: a padded copy of {dst.name} pads with "
+                                       f"{value}; VTA's LOAD pads with zeros only")
                 cond, core = core.args[0], strip_cast(core.args[1])
             if is_load(core) and scope(core.source) == "global":
                 return self._load(name, dst, body.indices, core, cond, loops)
