@@ -49,6 +49,13 @@ from vtabench.graph.shuffle import fold_channel_shuffles
 from vtabench.runtime import DeviceBuffer, Runtime
 from vtabench.spec.config import Config, load_config
 
+#: Instructions one device program may hold (the runtime's instruction buffer: 16 bytes each,
+#: 4 MiB). A wave longer than this is split into two programs, a host sync with no CPU
+#: operator between them; INSN_COUNT is 32 bits wide, so only device memory bounds it. At 2^16
+#: DenseNet-121 (about 138 k instructions after its stem) and the recognizer with asymmetric
+#: activations (72,499 in its backbone) paid such syncs.
+PROGRAM_INSNS = 1 << 18
+
 
 def graph_pipeline(cfg: Config, force_cpu: set[str] | None = None,
                    all_cpu: bool = False) -> Pipeline:
@@ -126,7 +133,7 @@ def compile_graph(g: Graph, cfg: Config, profile: bool = True,
         u: {"addr": None, "nbytes": int(np.prod(phys_shape(g.nodes[u].shape, cfg))),
             "shape": list(g.nodes[u].shape)}
         for u in units if g.nodes[u].device == VTA}
-    rt = Runtime(dev, sync="batch", insn_capacity=1 << 16)
+    rt = Runtime(dev, sync="batch", insn_capacity=PROGRAM_INSNS)
     for u in g.topo():  # a layout-neutral reshape on VTA is its input's bytes
         if u in tensors:
             n = g.nodes[u]
@@ -171,7 +178,7 @@ def compile_graph(g: Graph, cfg: Config, profile: bool = True,
     if profile and vta_nodes:
         # one program per layer: queued in batch mode and synced after each layer (a conv
         # split by groups emits once per group, one program for all of them)
-        rt_layer = Runtime(dev, sync="batch", insn_capacity=1 << 16)
+        rt_layer = Runtime(dev, sync="batch", insn_capacity=PROGRAM_INSNS)
         for u in vta_nodes:
             r0 = len(dev.runs)
             for b in binds[u]:
