@@ -91,7 +91,7 @@ def affine_to_conv(m: Any) -> int:
         nodes = [producer[x]] + [producer[i] for n in chain for i in n.input
                                  if i != x and i in producer and i not in inner] \
             + list(chain) + [q]
-        return _run_alone(nodes, consts, (1, c, 1, levels.size),
+        return _run_alone(nodes, consts, list(m.opset_import), (1, c, 1, levels.size),
                           np.broadcast_to(levels, (1, c, 1, levels.size)))
 
     new_nodes: list[Any] = []
@@ -104,9 +104,7 @@ def affine_to_conv(m: Any) -> int:
         if node.op_type in AFFINE_OPS and node.domain in ("", "ai.onnx") and \
                 data_quant(node.input[_data_index(node, const_value) or 0]) is not None:
             rewritten = _rewrite(node, const_value, data_quant, quant, reference, shapes,
-                                 consumers,
-                                 graph_outs,
-                                 f"{node.output[0]}__vtab_affine")
+                                 consumers, graph_outs, f"{node.output[0]}__vtab_affine")
         if rewritten is None:
             new_nodes.append(node)
             continue
@@ -293,11 +291,11 @@ def _levels(q: Quant) -> np.ndarray:
     return np.arange(q[2], q[3] + 1, dtype=np.int64)
 
 
-def _run_alone(nodes: list[Any], consts: dict[str, np.ndarray], shape: tuple[int, ...],
-               data: np.ndarray) -> np.ndarray | None:
+def _run_alone(nodes: list[Any], consts: dict[str, np.ndarray], opsets: list[Any],
+               shape: tuple[int, ...], data: np.ndarray) -> np.ndarray | None:
     """onnxruntime's output of ``nodes`` (the first a DequantizeLinear of the data, the last a
-    QuantizeLinear) as a model of their own, fed ``data`` in the first node's input type;
-    None when onnxruntime refuses it."""
+    QuantizeLinear) as a model of their own at the model's ``opsets``, fed ``data`` in the first
+    node's input type; None when onnxruntime refuses it."""
     import onnxruntime as ort
     from onnx import helper, numpy_helper
 
@@ -313,10 +311,11 @@ def _run_alone(nodes: list[Any], consts: dict[str, np.ndarray], shape: tuple[int
         [helper.make_tensor_value_info(last.output[0], helper.np_dtype_to_tensor_dtype(
             np.dtype(np.uint8 if out_zp is None else out_zp.dtype)), list(shape))],
         [numpy_helper.from_array(consts[k], k) for k in sorted(used)])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
+    model = helper.make_model(g, opset_imports=opsets)
+    model.ir_version = 8
     try:
-        sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+        sess = ort.InferenceSession(model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"])
         out = sess.run(None, {first.input[0]: data.astype(dtype)})[0]
     except Exception:  # noqa: BLE001 -- onnxruntime's errors have no common base
         return None
